@@ -1,0 +1,34 @@
+// Command fluence is HPC-grade gang scheduling for Kubernetes: one binary
+// whose subcommands share one pure-Go engine (see docs/ and pkg/).
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	if err := rootCmd().Execute(); err != nil {
+		os.Exit(1)
+	}
+}
+
+func rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "fluence",
+		Short:         "Gang scheduling for Kubernetes with a pure-Go Fluxion matcher",
+		SilenceUsage:  true,
+		SilenceErrors: false,
+	}
+	root.AddCommand(matchCmd(), demoCmd(), benchEngineCmd(), &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Run:   func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), version) },
+	})
+	return root
+}

@@ -1,0 +1,178 @@
+package match
+
+import (
+	"fmt"
+
+	"github.com/fluence-sched/fluence/pkg/planner"
+	"github.com/fluence-sched/fluence/pkg/resource"
+)
+
+// Job is a committed allocation or reservation.
+type Job struct {
+	ID       int64
+	At       int64
+	Duration int64
+	Reserved bool
+
+	claims    []claim
+	planSpans []planner.SpanID // parallel to claims; unused where amt == 0
+	aggs      []aggSpan
+	touched   []int32 // every vertex tagged by the job: claims and ancestors
+}
+
+type aggSpan struct {
+	v  int32
+	id planner.SpanID
+}
+
+// commit turns the selector's claims into a job: plan spans on claimed
+// vertices, one aggregate span on every inner vertex at or above a claim,
+// and tags. All or nothing: on an internal error everything is undone.
+func (m *Matcher) commit(id, at, dur int64, reserved bool, claims []claim) (*Job, error) {
+	j := &Job{ID: id, At: at, Duration: dur, Reserved: reserved, claims: append([]claim(nil), claims...)}
+	j.planSpans = make([]planner.SpanID, len(j.claims))
+	if err := m.apply(j); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// apply writes the job's spans and tags.
+func (m *Matcher) apply(j *Job) error {
+	g := m.g
+	for i, cl := range j.claims {
+		if cl.amt == 0 {
+			continue
+		}
+		p := m.plan[cl.v]
+		if p == nil {
+			p = planner.New(g.Vertex(cl.v).Size)
+			m.plan[cl.v] = p
+		}
+		sid, err := p.Add(j.At, j.Duration, cl.amt)
+		if err != nil {
+			for k := 0; k < i; k++ {
+				if j.claims[k].amt > 0 {
+					_ = m.plan[j.claims[k].v].Remove(j.planSpans[k])
+				}
+			}
+			return fmt.Errorf("match: job %d: internal error: claim on %s: %w", j.ID, g.Path(cl.v), err)
+		}
+		j.planSpans[i] = sid
+	}
+	// Accumulate what the job uses in each touched subtree.
+	acc := m.accumulate(j)
+	j.touched = j.touched[:0]
+	j.aggs = j.aggs[:0]
+	for _, v := range acc.order {
+		j.touched = append(j.touched, v)
+		i := m.inner[v]
+		if i < 0 {
+			continue
+		}
+		a := m.agg[i]
+		if a == nil {
+			a = planner.NewMulti(m.totalsOf(v))
+			m.agg[i] = a
+		}
+		vec := acc.vec(v)
+		vec[m.jobDim] = 1
+		sid, err := a.Add(j.At, j.Duration, vec)
+		if err != nil {
+			m.unapply(j)
+			return fmt.Errorf("match: job %d: internal error: aggregate of %s: %w", j.ID, g.Path(v), err)
+		}
+		j.aggs = append(j.aggs, aggSpan{v: v, id: sid})
+	}
+	for _, v := range j.touched {
+		m.tags[v]++
+		if m.tags[v] == 1 {
+			m.setTouched(v, true)
+		}
+		if !j.Reserved {
+			m.allocs[v]++
+		}
+	}
+	return nil
+}
+
+// unapply removes everything apply wrote (spans and, when tagged, tags).
+func (m *Matcher) unapply(j *Job) {
+	for i, cl := range j.claims {
+		if cl.amt > 0 {
+			_ = m.plan[cl.v].Remove(j.planSpans[i])
+		}
+	}
+	for _, a := range j.aggs {
+		_ = m.agg[m.inner[a.v]].Remove(a.id)
+	}
+	j.aggs = j.aggs[:0]
+}
+
+func (m *Matcher) untag(j *Job) {
+	for _, v := range j.touched {
+		m.tags[v]--
+		if m.tags[v] == 0 {
+			m.setTouched(v, false)
+		}
+		if !j.Reserved {
+			m.allocs[v]--
+		}
+	}
+	j.touched = j.touched[:0]
+}
+
+// usage accumulates per-vertex use vectors for one job.
+type usage struct {
+	m     *Matcher
+	order []int32 // touched vertices in first-touch order
+	index map[int32]int
+	vecs  []int64
+}
+
+func (u *usage) vec(v int32) []int64 {
+	i := u.index[v]
+	return u.vecs[i*u.m.dims : (i+1)*u.m.dims]
+}
+
+func (u *usage) at(v int32) []int64 {
+	if i, ok := u.index[v]; ok {
+		return u.vecs[i*u.m.dims : (i+1)*u.m.dims]
+	}
+	u.index[v] = len(u.order)
+	u.order = append(u.order, v)
+	u.vecs = append(u.vecs, make([]int64, u.m.dims)...)
+	return u.vec(v)
+}
+
+// accumulate computes, for the claimed vertices and all their ancestors,
+// the units of each dimension the job uses in their subtrees.
+func (m *Matcher) accumulate(j *Job) *usage {
+	u := &usage{m: m, index: make(map[int32]int, 2*len(j.claims))}
+	g := m.g
+	add := make([]int64, m.dims)
+	for _, cl := range j.claims {
+		clear(add)
+		vx := g.Vertex(cl.v)
+		switch {
+		case cl.subtree && m.inner[cl.v] >= 0:
+			copy(add, m.totalsOf(cl.v))
+			add[m.jobDim] = 0
+		default:
+			add[m.dimOf[vx.Type]] = cl.amt
+		}
+		for a := cl.v; a != resource.None; a = g.Parent(a) {
+			vec := u.at(a)
+			for d, n := range add {
+				vec[d] += n
+			}
+		}
+	}
+	return u
+}
+
+// release drops a job's spans and tags.
+func (m *Matcher) release(j *Job) {
+	m.unapply(j)
+	m.untag(j)
+}

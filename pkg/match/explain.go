@@ -1,0 +1,72 @@
+package match
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Explain records why a selection failed: what fell short and which nodes
+// were cut off on the way, in the spirit of Nomad's allocation metrics.
+type Explain struct {
+	// Visited counts vertices the selection tested.
+	Visited int64
+	// Node vertices cut off, by reason.
+	NodesDown        int64
+	NodesConstrained int64
+	NodesBusy        int64
+	// Short lists the top-level requests whose count was not met.
+	Short []Shortfall
+	// Missing names requested types the graph does not have at all.
+	Missing []string
+	// Totals lists resource types the request needs more of than the
+	// whole graph (or, for Busy, its free part at the time) holds.
+	Totals []Shortfall
+}
+
+// Shortfall is a count that was not met.
+type Shortfall struct {
+	Type  string
+	Need  int64
+	Found int64
+}
+
+func (e *Explain) reset() { *e = Explain{} }
+
+func (e *Explain) clone() *Explain {
+	c := *e
+	c.Short = append([]Shortfall(nil), e.Short...)
+	c.Missing = append([]string(nil), e.Missing...)
+	c.Totals = append([]Shortfall(nil), e.Totals...)
+	return &c
+}
+
+// String renders the explanation as one line, most specific cause first.
+func (e *Explain) String() string {
+	var parts []string
+	for _, m := range e.Missing {
+		parts = append(parts, fmt.Sprintf("the graph has no %s", m))
+	}
+	for _, t := range e.Totals {
+		parts = append(parts, fmt.Sprintf("%s: needs %d in total, %d available", t.Type, t.Need, t.Found))
+	}
+	for _, s := range e.Short {
+		parts = append(parts, fmt.Sprintf("%s: needs %d, found %d", s.Type, s.Need, s.Found))
+	}
+	var nodes []string
+	if e.NodesDown > 0 {
+		nodes = append(nodes, fmt.Sprintf("%d down", e.NodesDown))
+	}
+	if e.NodesConstrained > 0 {
+		nodes = append(nodes, fmt.Sprintf("%d excluded by constraints", e.NodesConstrained))
+	}
+	if e.NodesBusy > 0 {
+		nodes = append(nodes, fmt.Sprintf("%d busy", e.NodesBusy))
+	}
+	if len(nodes) > 0 {
+		parts = append(parts, "nodes: "+strings.Join(nodes, ", "))
+	}
+	if len(parts) == 0 {
+		return "no matching resources"
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,276 @@
+package match
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/fluence-sched/fluence/pkg/jobspec"
+	"github.com/fluence-sched/fluence/pkg/resource"
+)
+
+// Match runs one operation for job id at time now. Failures to place are
+// reported in the Result (Busy, Unsatisfiable, Invalid); the error is for
+// misuse (a job id already in use) and internal faults.
+func (m *Matcher) Match(op Op, js *jobspec.Jobspec, id, now int64) (*Result, error) {
+	if op < Allocate || op > Satisfiability {
+		return nil, fmt.Errorf("match: unknown operation %d", op)
+	}
+	if js == nil {
+		return invalid("no jobspec"), nil
+	}
+	if err := jobspec.Validate(js); err != nil {
+		return invalid(err.Error()), nil
+	}
+	if now < 0 || now >= Horizon {
+		return invalid(fmt.Sprintf("time %d is outside [0, %d)", now, Horizon)), nil
+	}
+	dur := js.Duration
+	if dur == 0 {
+		dur = Horizon - now
+	}
+	if dur > Horizon-now {
+		return invalid(fmt.Sprintf("duration %d s reaches past the scheduling horizon (%d)", dur, Horizon)), nil
+	}
+	if op != Satisfiability {
+		if _, dup := m.jobs[id]; dup {
+			return nil, fmt.Errorf("match: job %d already exists", id)
+		}
+	}
+	r := m.compile(js)
+	if op == Satisfiability {
+		if ok, ex := m.satisfiable(r); !ok {
+			return failed(Unsatisfiable, ex), nil
+		}
+		return &Result{Status: Satisfiable}, nil
+	}
+	s := &m.sel
+	if s.run(r, now, now, dur, false) {
+		return m.place(id, now, dur, false)
+	}
+	m.stats.MatchFailed++
+	m.stats.VisitedTotal += s.ex.Visited
+	busy := s.ex.clone()
+	if op == Allocate {
+		return failed(Busy, busy), nil
+	}
+	if op == AllocateOrElseReserve {
+		if at, ok := m.findReservation(r, now, dur); ok {
+			return m.place(id, at, m.reservedDuration(js, at, dur), true)
+		}
+	}
+	if ok, ex := m.satisfiable(r); !ok {
+		return failed(Unsatisfiable, ex), nil
+	}
+	return failed(Busy, busy), nil
+}
+
+// reservedDuration keeps an unlimited job unlimited when it starts later.
+func (m *Matcher) reservedDuration(js *jobspec.Jobspec, at, dur int64) int64 {
+	if js.Duration == 0 {
+		return Horizon - at
+	}
+	return dur
+}
+
+func (m *Matcher) place(id, at, dur int64, reserved bool) (*Result, error) {
+	s := &m.sel
+	m.stats.VisitedTotal += s.ex.Visited
+	s.wholeNodes()
+	j, err := m.commit(id, at, dur, reserved, s.claims)
+	if err != nil {
+		return nil, err
+	}
+	m.jobs[id] = j
+	m.stats.MatchOK++
+	st := Allocated
+	if reserved {
+		st = Reserved
+		m.stats.Reservations++
+	}
+	return &Result{Status: st, JobID: id, At: at, Duration: dur, Nodes: m.nodeUsage(j)}, nil
+}
+
+// findReservation tries, in time order, every later moment at which the
+// graph's state changes and the root aggregate could hold the request, and
+// returns the first one where a full selection succeeds.
+func (m *Matcher) findReservation(r *request, now, dur int64) (int64, bool) {
+	root := m.g.Root()
+	if m.inner[root] < 0 || len(r.missing) > 0 {
+		return 0, false
+	}
+	a := m.agg[m.inner[root]]
+	if a == nil {
+		return 0, false // nothing will ever be released: later looks like now
+	}
+	t := now
+	for {
+		next, ok := a.NextChange(t)
+		if !ok {
+			return 0, false
+		}
+		if Horizon-next < dur {
+			return 0, false
+		}
+		fit, ok := a.EarliestFit(next, dur, r.need)
+		if !ok || Horizon-fit < dur {
+			return 0, false
+		}
+		m.stats.ReserveProbes++
+		if m.sel.run(r, now, fit, dur, false) {
+			return fit, true
+		}
+		t = fit
+	}
+}
+
+// satisfiable runs the selection on the empty, all-up graph.
+func (m *Matcher) satisfiable(r *request) (bool, *Explain) {
+	s := &m.sel
+	if s.run(r, 0, 0, 1, true) {
+		return true, nil
+	}
+	return false, s.ex.clone()
+}
+
+func invalid(reason string) *Result {
+	return &Result{Status: Invalid, Reason: reason}
+}
+
+func failed(st Status, ex *Explain) *Result {
+	return &Result{Status: st, Reason: ex.String(), Explain: ex}
+}
+
+// Cancel releases a job's allocation or reservation.
+func (m *Matcher) Cancel(id int64) error {
+	j, ok := m.jobs[id]
+	if !ok {
+		return fmt.Errorf("match: no job %d", id)
+	}
+	m.release(j)
+	delete(m.jobs, id)
+	return nil
+}
+
+// PartialCancel releases what a job holds on the given nodes (vertices of
+// any type; everything the job holds in their subtrees is released) and
+// keeps the rest. It reports whether the job is now gone entirely.
+func (m *Matcher) PartialCancel(id int64, vertices []int32) (bool, error) {
+	j, ok := m.jobs[id]
+	if !ok {
+		return false, fmt.Errorf("match: no job %d", id)
+	}
+	for _, v := range vertices {
+		if v < 0 || int(v) >= m.g.Len() {
+			return false, fmt.Errorf("match: vertex %d out of range", v)
+		}
+	}
+	var keep []claim
+	for _, cl := range j.claims {
+		released := slices.ContainsFunc(vertices, func(v int32) bool {
+			return m.g.IsAncestor(v, cl.v) || m.g.IsAncestor(cl.v, v)
+		})
+		if !released {
+			keep = append(keep, cl)
+		}
+	}
+	if len(keep) == len(j.claims) {
+		return false, nil
+	}
+	// Re-commit what remains: simpler than shrinking every ancestor's
+	// span, and obviously equal to a job that only ever held the rest.
+	m.release(j)
+	if len(keep) == 0 {
+		delete(m.jobs, id)
+		return true, nil
+	}
+	nj, err := m.commit(j.ID, j.At, j.Duration, j.Reserved, keep)
+	if err != nil {
+		return false, err
+	}
+	m.jobs[id] = nj
+	return false, nil
+}
+
+// JobInfo describes a job.
+type JobInfo struct {
+	ID       int64
+	Status   Status
+	At       int64
+	Duration int64
+	Nodes    []NodeUsage
+}
+
+// Info returns a job's state.
+func (m *Matcher) Info(id int64) (JobInfo, bool) {
+	j, ok := m.jobs[id]
+	if !ok {
+		return JobInfo{}, false
+	}
+	st := Allocated
+	if j.Reserved {
+		st = Reserved
+	}
+	return JobInfo{ID: id, Status: st, At: j.At, Duration: j.Duration, Nodes: m.nodeUsage(j)}, true
+}
+
+// JobIDs lists the jobs held, in ascending order.
+func (m *Matcher) JobIDs() []int64 {
+	ids := make([]int64, 0, len(m.jobs))
+	for id := range m.jobs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// nodeUsage summarizes a job per node, in vertex order.
+func (m *Matcher) nodeUsage(j *Job) []NodeUsage {
+	g := m.g
+	byNode := map[int32]*NodeUsage{}
+	var order []int32
+	get := func(v int32) *NodeUsage {
+		n := g.NodeOf(v)
+		if n == resource.None {
+			n = g.Root()
+		}
+		u, ok := byNode[n]
+		if !ok {
+			u = &NodeUsage{Vertex: n, Name: g.Vertex(n).DisplayName()}
+			byNode[n] = u
+			order = append(order, n)
+		}
+		return u
+	}
+	count := func(u *NodeUsage, v int32, amt int64) {
+		switch g.TypeName(g.Vertex(v).Type) {
+		case "core":
+			u.Core++
+		case "gpu":
+			u.GPU++
+		case "memory":
+			u.Memory += amt
+		}
+	}
+	for _, cl := range j.claims {
+		if cl.subtree {
+			end := g.SubtreeEnd(cl.v)
+			for v := cl.v; v < end; v++ {
+				if g.NodeOf(v) == v {
+					get(v).Whole = true
+				}
+				count(get(v), v, g.Vertex(v).Size)
+			}
+			continue
+		}
+		u := get(cl.v)
+		if cl.amt > 0 || g.NodeOf(cl.v) != cl.v {
+			count(u, cl.v, cl.amt)
+		}
+	}
+	slices.Sort(order)
+	out := make([]NodeUsage, 0, len(order))
+	for _, n := range order {
+		out = append(out, *byNode[n])
+	}
+	return out
+}

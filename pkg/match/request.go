@@ -1,0 +1,88 @@
+package match
+
+import (
+	"github.com/fluence-sched/fluence/pkg/jobspec"
+	"github.com/fluence-sched/fluence/pkg/resource"
+)
+
+// req is one compiled jobspec resource.
+//
+// Counts of a request without children are in units of pool size (memory[4]
+// takes 4 units, from one pool or several); a request with children counts
+// vertices, each of which must hold its children.
+type req struct {
+	name  string
+	typ   resource.TypeID
+	slot  bool
+	known bool // the graph has vertices of this type (slots always "exist")
+	count jobspec.Count
+	// excl: units are claimed exclusively (under a slot, or exclusive: true).
+	excl bool
+	// subtree: every claimed vertex is held whole, with all it contains
+	// (exclusive: true outside a slot, or a node under a *x policy).
+	subtree bool
+	with    []*req
+	// need[d] is the minimum number of units of tracked dimension d one unit
+	// of this request consumes in its subtree; it drives aggregate pruning.
+	need []int64
+}
+
+// request is a compiled jobspec.
+type request struct {
+	top []*req
+	// need is the minimum the whole request consumes, per dimension.
+	need       []int64
+	missing    []string
+	constraint *jobspec.Constraint
+	duration   int64
+}
+
+// compile turns a validated jobspec into a request tree for this graph.
+func (m *Matcher) compile(js *jobspec.Jobspec) *request {
+	r := &request{constraint: js.Constraint, duration: js.Duration}
+	seen := map[string]bool{}
+	var build func(res *jobspec.Resource, underSlot bool) *req
+	build = func(res *jobspec.Resource, underSlot bool) *req {
+		q := &req{name: res.Type, slot: res.IsSlot(), count: res.Count, need: make([]int64, m.dims)}
+		if q.slot {
+			q.known = true
+			underSlot = true
+		} else if t, ok := m.g.LookupType(res.Type); ok && len(m.g.ByType(t)) > 0 {
+			q.typ, q.known = t, true
+		} else if !seen[res.Type] {
+			seen[res.Type] = true
+			r.missing = append(r.missing, res.Type)
+		}
+		explicit := res.Exclusive == jobspec.ExclusiveTrue
+		q.excl = underSlot || explicit
+		q.subtree = !q.slot && !underSlot && explicit
+		if m.policy.NodeExclusive && q.known && !q.slot && m.isNodeType(q.typ) {
+			q.excl, q.subtree = true, true
+		}
+		for _, w := range res.With {
+			c := build(w, underSlot)
+			q.with = append(q.with, c)
+			for d := range q.need {
+				q.need[d] += c.count.Min * c.need[d]
+			}
+		}
+		if q.known && !q.slot {
+			q.need[m.dimOf[q.typ]]++
+		}
+		return q
+	}
+	r.need = make([]int64, m.dims)
+	for _, res := range js.Resources {
+		q := build(res, false)
+		r.top = append(r.top, q)
+		for d := range r.need {
+			r.need[d] += q.count.Min * q.need[d]
+		}
+	}
+	return r
+}
+
+func (m *Matcher) isNodeType(t resource.TypeID) bool {
+	nt, ok := m.g.NodeType()
+	return ok && t == nt
+}

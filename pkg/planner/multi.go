@@ -1,0 +1,258 @@
+package planner
+
+import "fmt"
+
+// Multi tracks several quantities (dimensions) with one shared span table:
+// a span holds a vector of amounts. Unlike Fluxion's vector of per-type
+// planners, one tree holds a vector per time point, so a multi-span costs
+// two points rather than two per dimension and every query is one walk.
+// A Multi is not safe for concurrent mutation; concurrent reads are safe.
+type Multi struct {
+	caps  []int64
+	t     mtree
+	spans spanTable[struct{}]
+	amts  []int64 // amounts of spans.recs[i] at [i*dims, (i+1)*dims)
+}
+
+// vecBuf sizes on-stack scratch vectors; more dimensions than this still
+// work but allocate per query.
+const vecBuf = 8
+
+// NewMulti returns an empty multi-planner, one dimension per capacity
+// (each clamped to [0, MaxCapacity]).
+func NewMulti(capacities []int64) *Multi {
+	caps := make([]int64, len(capacities))
+	for i, c := range capacities {
+		caps[i] = clampCapacity(c)
+	}
+	return &Multi{caps: caps, t: mtree{dims: len(caps)}}
+}
+
+// Dims returns the number of dimensions.
+func (m *Multi) Dims() int { return len(m.caps) }
+
+// Capacity returns dimension d's capacity.
+func (m *Multi) Capacity(d int) int64 { return m.caps[d] }
+
+func (m *Multi) checkVec(what string, v []int64) error {
+	if len(v) != len(m.caps) {
+		return fmt.Errorf("%w: %s has %d entries, want %d", ErrInvalid, what, len(v), len(m.caps))
+	}
+	for d, x := range v {
+		if x < 0 || x > m.caps[d] {
+			return fmt.Errorf("%w: %s[%d] = %d with capacity %d", ErrInvalid, what, d, x, m.caps[d])
+		}
+	}
+	return nil
+}
+
+// Add records amounts used over [start, start+dur). It fails (and changes
+// nothing) with ErrOverCommit if any dimension would exceed its capacity.
+func (m *Multi) Add(start, dur int64, amounts []int64) (SpanID, error) {
+	if err := checkWindow(start, dur); err != nil {
+		return 0, err
+	}
+	if err := m.checkVec("amounts", amounts); err != nil {
+		return 0, err
+	}
+	if !isZero(amounts) {
+		var buf [vecBuf]int64
+		used := scratch(buf[:], len(m.caps))
+		m.UsedMaxAll(start, dur, used)
+		for d, a := range amounts {
+			if a > m.caps[d]-used[d] {
+				return 0, fmt.Errorf("%w: dimension %d amount %d over [%d,%d) with %d of %d used",
+					ErrOverCommit, d, a, start, start+dur, used[d], m.caps[d])
+			}
+		}
+		// End first, as in Planner.Add, to keep transient sums bounded.
+		m.t.sub(start+dur, amounts)
+		m.t.add(start, amounts)
+	}
+	id, _ := m.spans.add(start, dur, struct{}{})
+	m.amts = append(m.amts, amounts...)
+	return id, nil
+}
+
+func (m *Multi) amounts(i int) []int64 {
+	n := len(m.caps)
+	return m.amts[i*n : (i+1)*n : (i+1)*n]
+}
+
+func (m *Multi) kill(i int) {
+	if m.spans.kill(i) {
+		m.spans.compact(func(from, to int) { copy(m.amounts(to), m.amounts(from)) })
+	}
+	m.amts = m.amts[:len(m.spans.recs)*len(m.caps)]
+}
+
+// Remove deletes a span, releasing its amounts over its whole window.
+func (m *Multi) Remove(id SpanID) error {
+	i := m.spans.find(id)
+	if i < 0 {
+		return fmt.Errorf("%w: %d", ErrNoSpan, id)
+	}
+	r, a := m.spans.recs[i], m.amounts(i)
+	m.t.sub(r.start, a)
+	m.t.add(r.start+r.dur, a)
+	m.kill(i)
+	return nil
+}
+
+// Reduce lowers a span's amounts by `by` (partial release); the span is
+// removed when all its amounts reach 0.
+func (m *Multi) Reduce(id SpanID, by []int64) error {
+	i := m.spans.find(id)
+	if i < 0 {
+		return fmt.Errorf("%w: %d", ErrNoSpan, id)
+	}
+	if len(by) != len(m.caps) {
+		return fmt.Errorf("%w: reduction has %d entries, want %d", ErrInvalid, len(by), len(m.caps))
+	}
+	a := m.amounts(i)
+	for d, x := range by {
+		if x < 0 || x > a[d] {
+			return fmt.Errorf("%w: reduce span %d dimension %d of amount %d by %d", ErrInvalid, id, d, a[d], x)
+		}
+	}
+	r := m.spans.recs[i]
+	m.t.sub(r.start, by)
+	m.t.add(r.start+r.dur, by)
+	for d, x := range by {
+		a[d] -= x
+	}
+	if isZero(a) {
+		m.kill(i)
+	}
+	return nil
+}
+
+// Span returns a live span's window and a copy of its amounts.
+func (m *Multi) Span(id SpanID) (start, dur int64, amounts []int64, ok bool) {
+	i := m.spans.find(id)
+	if i < 0 {
+		return 0, 0, nil, false
+	}
+	r := m.spans.recs[i]
+	return r.start, r.dur, append([]int64(nil), m.amounts(i)...), true
+}
+
+// UsedAt returns the amount of dimension d in use at time t.
+func (m *Multi) UsedAt(t int64, d int) int64 {
+	_ = m.caps[d]
+	return m.t.usedAt1(t, d)
+}
+
+// UsedMax is the maximum amount of dimension d used at any time in
+// [at, at+dur). A dur below 1 is treated as 1.
+func (m *Multi) UsedMax(at, dur int64, d int) int64 {
+	_ = m.caps[d]
+	used, inside, ok := m.t.window1(at, windowEnd(at, max(dur, 1)), d)
+	if ok {
+		return max(used, inside)
+	}
+	return used
+}
+
+// Avail is Capacity(d) - UsedMax(at, dur, d).
+func (m *Multi) Avail(at, dur int64, d int) int64 { return m.caps[d] - m.UsedMax(at, dur, d) }
+
+// UsedMaxAll fills out[d] with UsedMax(at, dur, d) for every d; out must
+// have at least Dims() entries.
+func (m *Multi) UsedMaxAll(at, dur int64, out []int64) {
+	n := len(m.caps)
+	out = out[:n]
+	var buf [2 * vecBuf]int64
+	s := scratch(buf[:], 2*n)
+	inside, acc := s[:n], s[n:]
+	if m.t.window(at, windowEnd(at, max(dur, 1)), out, inside, acc) {
+		for d := range out {
+			out[d] = max(out[d], inside[d])
+		}
+	}
+}
+
+// Fits reports whether for every d: UsedMax(at,dur,d) + amounts[d] <=
+// Capacity(d). Zero amounts are always fine; a wrong-length or negative
+// vector never fits.
+func (m *Multi) Fits(at, dur int64, amounts []int64) bool {
+	if m.checkVec("amounts", amounts) != nil {
+		return false
+	}
+	if isZero(amounts) {
+		return true
+	}
+	var buf [vecBuf]int64
+	used := scratch(buf[:], len(m.caps))
+	m.UsedMaxAll(at, dur, used)
+	for d, a := range amounts {
+		if a > m.caps[d]-used[d] {
+			return false
+		}
+	}
+	return true
+}
+
+// EarliestFit returns the earliest t >= onOrAfter (and t >= 0) with
+// Fits(t, dur, amounts) and t+dur <= MaxTime; ok=false if some amount
+// exceeds its capacity or the arguments are invalid.
+func (m *Multi) EarliestFit(onOrAfter, dur int64, amounts []int64) (int64, bool) {
+	if dur < 1 || dur > MaxTime || m.checkVec("amounts", amounts) != nil {
+		return 0, false
+	}
+	n := len(m.caps)
+	var buf [3 * vecBuf]int64
+	s := scratch(buf[:], 3*n)
+	limits, used, cur := s[:n], s[n:2*n], s[2*n:]
+	for d, a := range amounts {
+		limits[d] = m.caps[d] - a
+	}
+	zero := isZero(amounts)
+	t := max(onOrAfter, 0)
+	for {
+		if t > MaxTime-dur {
+			return 0, false
+		}
+		if zero {
+			return t, true
+		}
+		q, ok := m.t.firstOver(t, limits, used, cur)
+		// Blocked at t: jump to where every blocked dimension has cleared
+		// (each clears eventually since usage returns to 0), then recheck.
+		next := t
+		for d, u := range used {
+			if u > limits[d] {
+				c, _ := m.t.firstUnder1(t, d, limits[d])
+				next = max(next, c)
+			}
+		}
+		if next > t {
+			t = next
+			continue
+		}
+		if !ok || q-t >= dur {
+			return t, true
+		}
+		t = q
+	}
+}
+
+// NextChange returns the smallest time > after at which some dimension's
+// used amount changes, ok=false if none.
+func (m *Multi) NextChange(after int64) (int64, bool) { return m.t.next(after) }
+
+// NumSpans returns the number of live spans.
+func (m *Multi) NumSpans() int { return m.spans.live() }
+
+// NumPoints returns the number of distinct times at which usage changes.
+func (m *Multi) NumPoints() int { return m.t.size() }
+
+// Empty reports whether the planner holds no spans.
+func (m *Multi) Empty() bool { return m.spans.live() == 0 }
+
+// Reset removes all spans and releases memory; span IDs keep increasing.
+func (m *Multi) Reset() {
+	m.t.reset()
+	m.spans.reset()
+	m.amts = nil
+}
