@@ -186,8 +186,13 @@ func (s *selector) fill(u int32, level []*req, rem []int64, top bool) {
 		s.visit(u, level, rem)
 		return
 	}
-	if si := slotIndex(level); si >= 0 && rem[si] > 0 && s.isAnchor(u) {
-		s.packSlots(u, level[si], &rem[si])
+	if hasSlot(level) && s.isAnchor(u) {
+		// Sibling slots (a heterogeneous pod group) pack in jobspec order.
+		for i, q := range level {
+			if q.slot && rem[i] > 0 {
+				s.packSlots(u, q, &rem[i])
+			}
+		}
 		if done(rem) {
 			return
 		}
@@ -212,13 +217,13 @@ func (s *selector) fill(u int32, level []*req, rem []int64, top bool) {
 	}
 }
 
-func slotIndex(level []*req) int {
-	for i, q := range level {
+func hasSlot(level []*req) bool {
+	for _, q := range level {
 		if q.slot {
-			return i
+			return true
 		}
 	}
-	return -1
+	return false
 }
 
 func typeIndex(level []*req, t resource.TypeID) int {
