@@ -21,6 +21,7 @@ fuzz:
 	$(GO) test ./pkg/resource -run '^$$' -fuzz '^FuzzParseJGF$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/resource -run '^$$' -fuzz '^FuzzGenerate$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/planner -run '^$$' -fuzz '^FuzzPlannerOps$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/matchcli -run '^$$' -fuzz '^FuzzExec$$' -fuzztime $(FUZZTIME)
 
 test: vet unit fuzz
 
