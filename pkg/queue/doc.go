@@ -1,0 +1,36 @@
+// Package queue orders pending pod groups and decides, loop by loop, which
+// start now, which hold a reservation, which wait and which are rejected:
+// Fluxion's qmanager policies (fcfs, easy, hybrid, conservative) over the
+// pure matcher.
+//
+// # Loop
+//
+// Every call to Schedule is one scheduling loop at a time passed in:
+//
+//	cancel every reservation made by the previous loop
+//	for each pending group, highest priority first, then oldest, up to queue-depth:
+//	    while fewer than reservation-depth groups hold reservations:
+//	        allocate_orelse_reserve      -> started now | reserved at t | blocked | rejected
+//	    after that:
+//	        allocate_with_satisfiability -> started now | waits            | rejected
+//	    fcfs: the first group that cannot start ends the loop
+//
+// Reservations are recomputed each loop, so they move earlier when jobs end
+// early. Backfill needs no shadow-time arithmetic: a reservation's spans sit
+// in the planners, and a later group can use reserved resources only if it
+// ends before the reservation starts (fluxion.md §11).
+//
+// A group the empty, all-up graph cannot hold is rejected at once with the
+// matcher's reason: it never waits in the queue. A group that cannot be
+// reserved at any time under the current state (its nodes are down) moves to
+// the blocked list until ResourcesChanged is called.
+//
+// Policies and depths (fluxion.md §12):
+//
+//	fcfs          no reservations; strict order
+//	easy          reservation depth 1
+//	hybrid        reservation depth = ReservationDepth (default 64)
+//	conservative  every considered group may hold a reservation
+//
+// Nothing here reads a clock or ranges over a map in a decision path.
+package queue

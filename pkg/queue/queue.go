@@ -1,0 +1,330 @@
+package queue
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/fluence-sched/fluence/pkg/jobspec"
+	"github.com/fluence-sched/fluence/pkg/match"
+)
+
+// Policy names a queueing policy.
+type Policy string
+
+const (
+	FCFS         Policy = "fcfs"
+	Easy         Policy = "easy"
+	Hybrid       Policy = "hybrid"
+	Conservative Policy = "conservative"
+)
+
+// Policies lists the known policies.
+func Policies() []Policy { return []Policy{FCFS, Easy, Hybrid, Conservative} }
+
+// Defaults from Fluxion's qmanager.
+const (
+	DefaultQueueDepth       = 32
+	DefaultReservationDepth = 64
+	maxDepth                = 1_000_000
+)
+
+// Config selects the policy and its depths. Zero depths take the defaults.
+type Config struct {
+	Policy Policy
+	// QueueDepth bounds the pending groups considered per loop.
+	QueueDepth int
+	// ReservationDepth bounds the groups holding reservations (hybrid only;
+	// easy is 1, conservative is QueueDepth).
+	ReservationDepth int
+}
+
+// Validate checks a configuration and fills defaults.
+func (c *Config) Validate() error {
+	if c.Policy == "" {
+		c.Policy = FCFS
+	}
+	if !slices.Contains(Policies(), c.Policy) {
+		names := make([]string, 0, 4)
+		for _, p := range Policies() {
+			names = append(names, string(p))
+		}
+		return fmt.Errorf("queue: unknown policy %q (known: %s)", c.Policy, strings.Join(names, ", "))
+	}
+	if c.QueueDepth == 0 {
+		c.QueueDepth = DefaultQueueDepth
+	}
+	if c.ReservationDepth == 0 {
+		c.ReservationDepth = DefaultReservationDepth
+	}
+	if c.QueueDepth < 1 || c.QueueDepth > maxDepth {
+		return fmt.Errorf("queue: queue-depth %d outside 1..%d", c.QueueDepth, maxDepth)
+	}
+	if c.ReservationDepth < 1 || c.ReservationDepth > maxDepth {
+		return fmt.Errorf("queue: reservation-depth %d outside 1..%d", c.ReservationDepth, maxDepth)
+	}
+	return nil
+}
+
+// reservationDepth is how many groups may hold reservations in one loop.
+func (c *Config) reservationDepth() int {
+	switch c.Policy {
+	case Easy:
+		return 1
+	case Hybrid:
+		return c.ReservationDepth
+	case Conservative:
+		return c.QueueDepth
+	}
+	return 0
+}
+
+// Group is a pod group waiting to be placed.
+type Group struct {
+	// ID is unique among live groups; it is also the matcher's job id.
+	ID       int64
+	Name     string
+	Priority int64
+	Submit   int64
+	Jobspec  *jobspec.Jobspec
+}
+
+// State is where a group stands.
+type State uint8
+
+const (
+	Pending State = iota + 1
+	Reserved
+	Blocked
+	Running
+	Rejected
+)
+
+var stateNames = [...]string{"", "pending", "reserved", "blocked", "running", "rejected"}
+
+func (s State) String() string {
+	if int(s) < len(stateNames) && s != 0 {
+		return stateNames[s]
+	}
+	return fmt.Sprintf("State(%d)", uint8(s))
+}
+
+// Decision reports what one loop did with one group.
+type Decision struct {
+	Group *Group
+	State State
+	// At is the start time: now for Running, the reservation for Reserved.
+	At    int64
+	Nodes []match.NodeUsage
+	// Reason explains Pending, Blocked and Rejected.
+	Reason string
+}
+
+type entry struct {
+	g      *Group
+	state  State
+	at     int64
+	reason string
+}
+
+// Manager is the queue over one matcher. Not safe for concurrent use.
+type Manager struct {
+	m       *match.Matcher
+	cfg     Config
+	pending []*entry // sorted by priority desc, submit asc, id asc
+	blocked []*entry
+	running map[int64]*entry
+	byID    map[int64]*entry
+	// reserved lists groups holding a reservation from the last loop.
+	reserved []*entry
+}
+
+// New returns a manager placing groups on m.
+func New(m *match.Matcher, cfg Config) (*Manager, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Manager{m: m, cfg: cfg, running: map[int64]*entry{}, byID: map[int64]*entry{}}, nil
+}
+
+// Config returns the validated configuration.
+func (q *Manager) Config() Config { return q.cfg }
+
+func less(a, b *entry) int {
+	if c := cmp.Compare(b.g.Priority, a.g.Priority); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.g.Submit, b.g.Submit); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.g.ID, b.g.ID)
+}
+
+// Submit queues a group. A group the graph can never hold is rejected at
+// once and never enters the queue.
+func (q *Manager) Submit(g *Group) (Decision, error) {
+	if g == nil || g.Jobspec == nil {
+		return Decision{}, fmt.Errorf("queue: group without a jobspec")
+	}
+	if _, dup := q.byID[g.ID]; dup {
+		return Decision{}, fmt.Errorf("queue: group id %d already queued", g.ID)
+	}
+	res, err := q.m.Match(match.Satisfiability, g.Jobspec, g.ID, g.Submit)
+	if err != nil {
+		return Decision{}, err
+	}
+	if res.Status != match.Satisfiable {
+		return Decision{Group: g, State: Rejected, Reason: res.Status.String() + ": " + res.Reason}, nil
+	}
+	e := &entry{g: g, state: Pending}
+	i, _ := slices.BinarySearchFunc(q.pending, e, less)
+	q.pending = slices.Insert(q.pending, i, e)
+	q.byID[g.ID] = e
+	return Decision{Group: g, State: Pending}, nil
+}
+
+// Schedule runs one loop at time now and returns a decision for every
+// group it considered, in queue order.
+func (q *Manager) Schedule(now int64) ([]Decision, error) {
+	for _, e := range q.reserved {
+		if err := q.m.Cancel(e.g.ID); err != nil {
+			return nil, fmt.Errorf("queue: cancel reservation of group %d: %w", e.g.ID, err)
+		}
+		e.state = Pending
+	}
+	q.reserved = q.reserved[:0]
+	depth := q.cfg.reservationDepth()
+	var out []Decision
+	var keep []*entry
+	considered := 0
+	stop := false
+	for _, e := range q.pending {
+		if stop || considered >= q.cfg.QueueDepth {
+			keep = append(keep, e)
+			continue
+		}
+		considered++
+		op := match.AllocateWithSatisfiability
+		if len(q.reserved) < depth {
+			op = match.AllocateOrElseReserve
+		}
+		res, err := q.m.Match(op, e.g.Jobspec, e.g.ID, now)
+		if err != nil {
+			return nil, err
+		}
+		d := Decision{Group: e.g, At: res.At, Nodes: res.Nodes, Reason: res.Reason}
+		switch res.Status {
+		case match.Allocated:
+			e.state, e.at = Running, res.At
+			q.running[e.g.ID] = e
+		case match.Reserved:
+			e.state, e.at = Reserved, res.At
+			q.reserved = append(q.reserved, e)
+			keep = append(keep, e)
+		case match.Busy:
+			if op == match.AllocateOrElseReserve {
+				// No time works under the current state: blocked until
+				// resources change.
+				e.state, e.reason = Blocked, res.Reason
+				q.blocked = append(q.blocked, e)
+			} else {
+				e.state, e.reason = Pending, res.Reason
+				keep = append(keep, e)
+			}
+			if q.cfg.Policy == FCFS {
+				stop = true
+			}
+		case match.Unsatisfiable, match.Invalid:
+			e.state, e.reason = Rejected, res.Status.String()+": "+res.Reason
+			delete(q.byID, e.g.ID)
+			d.Reason = e.reason
+		default:
+			return nil, fmt.Errorf("queue: group %d: unexpected status %s", e.g.ID, res.Status)
+		}
+		d.State = e.state
+		out = append(out, d)
+	}
+	q.pending = keep
+	return out, nil
+}
+
+// Complete releases a running group's allocation (the group finished, or
+// was deleted).
+func (q *Manager) Complete(id int64) error {
+	if _, ok := q.running[id]; !ok {
+		return fmt.Errorf("queue: group %d is not running", id)
+	}
+	delete(q.running, id)
+	delete(q.byID, id)
+	return q.m.Cancel(id)
+}
+
+// Remove drops a group wherever it is, releasing what it holds.
+func (q *Manager) Remove(id int64) error {
+	e, ok := q.byID[id]
+	if !ok {
+		return fmt.Errorf("queue: no group %d", id)
+	}
+	switch e.state {
+	case Running:
+		return q.Complete(id)
+	case Reserved:
+		if err := q.m.Cancel(id); err != nil {
+			return err
+		}
+		q.reserved = slices.DeleteFunc(q.reserved, func(x *entry) bool { return x == e })
+	}
+	q.pending = slices.DeleteFunc(q.pending, func(x *entry) bool { return x == e })
+	q.blocked = slices.DeleteFunc(q.blocked, func(x *entry) bool { return x == e })
+	delete(q.byID, id)
+	return nil
+}
+
+// ResourcesChanged returns blocked groups to the queue (a node came back,
+// capacity was added).
+func (q *Manager) ResourcesChanged() {
+	for _, e := range q.blocked {
+		e.state = Pending
+		i, _ := slices.BinarySearchFunc(q.pending, e, less)
+		q.pending = slices.Insert(q.pending, i, e)
+	}
+	q.blocked = q.blocked[:0]
+}
+
+// Pending returns the groups waiting (pending or reserved), in queue order.
+func (q *Manager) Pending() []*Group {
+	out := make([]*Group, len(q.pending))
+	for i, e := range q.pending {
+		out[i] = e.g
+	}
+	return out
+}
+
+// Blocked returns the groups on the blocked list.
+func (q *Manager) Blocked() []*Group {
+	out := make([]*Group, len(q.blocked))
+	for i, e := range q.blocked {
+		out[i] = e.g
+	}
+	return out
+}
+
+// Running returns the ids of running groups in ascending order.
+func (q *Manager) Running() []int64 {
+	ids := make([]int64, 0, len(q.running))
+	for id := range q.running {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// StateOf returns a group's state and, for pending and blocked groups, why.
+func (q *Manager) StateOf(id int64) (State, string, bool) {
+	e, ok := q.byID[id]
+	if !ok {
+		return 0, "", false
+	}
+	return e.state, e.reason, true
+}
