@@ -220,7 +220,11 @@ func (c *Constraint) check(p *path, depth int) error {
 			c.ranks = s
 		}
 	}
-	c.compiled = true
+	// Write only when needed: a parsed constraint is already compiled, and
+	// re-validating it (Encode does) must not race with concurrent Match.
+	if !c.compiled {
+		c.compiled = true
+	}
 	return nil
 }
 
@@ -368,41 +372,4 @@ func (c *Constraint) Equal(o *Constraint) bool {
 		}
 	}
 	return true
-}
-
-// Constructors for constraints built in code. They compile eagerly; an
-// invalid value (say, a bad hostlist) is reported by Validate or
-// JobspecBuilder.Build with its path.
-
-// Properties requires all the listed properties ("^p" forbids p).
-func Properties(props ...string) *Constraint { return newLeaf(OpProperties, props) }
-
-// Hosts requires the vertex name to be in one of the RFC 29 hostlists.
-func Hosts(hostlists ...string) *Constraint { return newLeaf(OpHostlist, hostlists) }
-
-// Ranks requires the vertex rank to be in one of the RFC 22 idsets.
-func Ranks(idsets ...string) *Constraint { return newLeaf(OpRanks, idsets) }
-
-// And requires all arguments to match.
-func And(args ...*Constraint) *Constraint { return newNode(OpAnd, args) }
-
-// Or requires at least one argument to match.
-func Or(args ...*Constraint) *Constraint { return newNode(OpOr, args) }
-
-// Not requires its argument not to match.
-func Not(args ...*Constraint) *Constraint { return newNode(OpNot, args) }
-
-// MatchAll is the empty constraint {}.
-func MatchAll() *Constraint { return &Constraint{compiled: true} }
-
-func newLeaf(op string, values []string) *Constraint {
-	c := &Constraint{Op: op, Values: append([]string(nil), values...)}
-	_ = c.check(root, 0) // errors resurface in Validate with a real path
-	return c
-}
-
-func newNode(op string, args []*Constraint) *Constraint {
-	c := &Constraint{Op: op, Args: append([]*Constraint(nil), args...)}
-	_ = c.check(root, 0)
-	return c
 }

@@ -58,11 +58,11 @@ func TestLattice(t *testing.T) {
 
 func TestCountString(t *testing.T) {
 	for c, want := range map[Count]string{
-		Fixed(4):                      "4",
-		{2, Unbounded, '+', 1}:        "2+",
-		{2, 8, '+', 2}:                "2-8:+2",
-		{1, 64, '*', 2}:               "1-64:*2",
-		{2, Unbounded, '^', 3}:        "2+:^3",
+		Fixed(4):               "4",
+		{2, Unbounded, '+', 1}: "2+",
+		{2, 8, '+', 2}:         "2-8:+2",
+		{1, 64, '*', 2}:        "1-64:*2",
+		{2, Unbounded, '^', 3}: "2+:^3",
 	} {
 		if got := c.String(); got != want {
 			t.Errorf("%#v.String() = %q, want %q", c, got, want)

@@ -42,8 +42,45 @@ func decodeYAML(data []byte) (v any, err error) {
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
 		return nil, &Error{Msg: "empty document"}
 	}
+	// Measure the expanded size first, remembering each node's size, so an
+	// alias "bomb" is refused after work proportional to the text, not to
+	// its expansion.
+	sizes := map[*yaml.Node]int{}
+	if expandedSize(doc.Content[0], sizes, map[*yaml.Node]bool{}, 0) > maxNodes {
+		return nil, &Error{Msg: fmt.Sprintf("document has more than %d values after expanding aliases", maxNodes)}
+	}
 	yd := &yamlDecoder{active: map[*yaml.Node]bool{}}
 	return yd.value(doc.Content[0], root, 0)
+}
+
+// expandedSize counts the values n stands for once aliases are expanded,
+// saturating just above maxNodes. Cycles and excessive depth are left for
+// the decoder to report with a path; here they count as small.
+func expandedSize(n *yaml.Node, sizes map[*yaml.Node]int, active map[*yaml.Node]bool, depth int) int {
+	if s, ok := sizes[n]; ok {
+		return s
+	}
+	if active[n] || depth > maxDepth+2 {
+		return 1
+	}
+	active[n] = true
+	size := 1
+	if n.Kind == yaml.AliasNode {
+		if n.Alias != nil {
+			size += expandedSize(n.Alias, sizes, active, depth+1)
+		}
+	} else {
+		for _, c := range n.Content {
+			size += expandedSize(c, sizes, active, depth+1)
+			if size > maxNodes {
+				size = maxNodes + 1
+				break
+			}
+		}
+	}
+	delete(active, n)
+	sizes[n] = size
+	return size
 }
 
 type yamlDecoder struct {

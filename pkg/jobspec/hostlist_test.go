@@ -10,20 +10,20 @@ import (
 func TestParseHostlist(t *testing.T) {
 	// The RFC 29 test vectors, then our own.
 	cases := map[string]string{
-		"":                           "",
-		"foox,fooy,fooz":             "foox,fooy,fooz",
-		"[1-3,5-6]":                  "1,2,3,5,6",
-		"foo[1-5]":                   "foo1,foo2,foo3,foo4,foo5",
-		"foo[0-4]-eth2":              "foo0-eth2,foo1-eth2,foo2-eth2,foo3-eth2,foo4-eth2",
-		"foo1,foo1,foo1":             "foo1,foo1,foo1",
-		"[00-02]":                    "00,01,02",
-		"[00-2]":                     "00,01,02",
-		"foo[1,1,2,1]":               "foo1,foo1,foo2,foo1",
-		"[005,4,11-13]":              "005,004,011,012,013",
+		"":                                "",
+		"foox,fooy,fooz":                  "foox,fooy,fooz",
+		"[1-3,5-6]":                       "1,2,3,5,6",
+		"foo[1-5]":                        "foo1,foo2,foo3,foo4,foo5",
+		"foo[0-4]-eth2":                   "foo0-eth2,foo1-eth2,foo2-eth2,foo3-eth2,foo4-eth2",
+		"foo1,foo1,foo1":                  "foo1,foo1,foo1",
+		"[00-02]":                         "00,01,02",
+		"[00-2]":                          "00,01,02",
+		"foo[1,1,2,1]":                    "foo1,foo1,foo2,foo1",
+		"[005,4,11-13]":                   "005,004,011,012,013",
 		"node[0-3,5],login[01-02],single": "node0,node1,node2,node3,node5,login01,login02,single",
-		"n[8-11]":                    "n8,n9,n10,n11",
-		"n[1,02]":                    "n1,n02",
-		"a,,b,":                      "a,b",
+		"n[8-11]":                         "n8,n9,n10,n11",
+		"n[1,02]":                         "n1,n02",
+		"a,,b,":                           "a,b",
 	}
 	for in, want := range cases {
 		got, err := ParseHostlist(in)

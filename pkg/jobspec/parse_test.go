@@ -2,9 +2,11 @@ package jobspec
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -489,5 +491,33 @@ func TestValidateBuiltInCode(t *testing.T) {
 	}
 	if Validate(nil) == nil {
 		t.Error("nil jobspec validated")
+	}
+}
+
+// TestAliasBomb makes sure a "billion laughs" document is refused quickly.
+func TestAliasBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i < 12; i++ {
+		fmt.Fprintf(&b, "a%d: &a%d [", i, i)
+		for j := 0; j < 10; j++ {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "*a%d", i-1)
+		}
+		b.WriteString("]\n")
+	}
+	b.WriteString("m0: &m0 {x: 1}\n")
+	for i := 1; i < 40; i++ {
+		fmt.Fprintf(&b, "m%d: &m%d {<<: [*m%d, *m%d], k%d: 1}\n", i, i, i-1, i-1, i)
+	}
+	start := time.Now()
+	_, err := Parse([]byte(b.String()))
+	if err == nil || !strings.Contains(err.Error(), "after expanding aliases") {
+		t.Errorf("got %v", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("took %v", d)
 	}
 }

@@ -15,6 +15,9 @@ type path struct {
 	isIdx  bool
 }
 
+// pathKeep is how many elements are kept at each end of a very long path.
+const pathKeep = 24
+
 // root is the empty path (the document itself).
 var root *path
 
@@ -31,6 +34,11 @@ func (p *path) String() string {
 	}
 	var b strings.Builder
 	for j := len(elems) - 1; j >= 0; j-- {
+		if len(elems) > 2*pathKeep && j == len(elems)-1-pathKeep {
+			// Only pathological nesting gets here; keep both ends readable.
+			b.WriteString("[...]")
+			j = pathKeep - 1
+		}
 		e := elems[j]
 		switch {
 		case e.isIdx:

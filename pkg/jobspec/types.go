@@ -31,7 +31,7 @@ const (
 	maxDepth = 256
 	// maxNodes bounds the values in the document after YAML aliases are
 	// expanded, so an alias "bomb" cannot exhaust memory.
-	maxNodes = 1_000_000
+	maxNodes = 200_000
 )
 
 // SlotType is the reserved resource type that groups resources into a task
@@ -165,7 +165,9 @@ func Walk(rs []*Resource, fn func(r *Resource, ancestors []*Resource) bool) {
 			if r == nil {
 				continue
 			}
-			if fn(r, stack) && len(r.With) > 0 {
+			// The depth guard only matters for a graph built in code with a
+			// cycle; Validate rejects anything this deep.
+			if fn(r, stack) && len(r.With) > 0 && len(stack) <= maxDepth {
 				stack = append(stack, r)
 				visit(r.With)
 				stack = stack[:len(stack)-1]

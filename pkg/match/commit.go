@@ -18,6 +18,7 @@ type Job struct {
 	planSpans []planner.SpanID // parallel to claims; unused where amt == 0
 	aggs      []aggSpan
 	touched   []int32 // every vertex tagged by the job: claims and ancestors
+	slots     []SlotPlacement
 }
 
 type aggSpan struct {

@@ -80,6 +80,7 @@ func (m *Matcher) place(id, at, dur int64, reserved bool) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	j.slots = s.slotPlacements()
 	m.jobs[id] = j
 	m.stats.MatchOK++
 	st := Allocated
@@ -87,7 +88,7 @@ func (m *Matcher) place(id, at, dur int64, reserved bool) (*Result, error) {
 		st = Reserved
 		m.stats.Reservations++
 	}
-	return &Result{Status: st, JobID: id, At: at, Duration: dur, Nodes: m.nodeUsage(j)}, nil
+	return &Result{Status: st, JobID: id, At: at, Duration: dur, Nodes: m.nodeUsage(j), Slots: j.slots}, nil
 }
 
 // findReservation tries, in time order, every later moment at which the
@@ -187,6 +188,11 @@ func (m *Matcher) PartialCancel(id int64, vertices []int32) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	for _, sl := range j.slots {
+		if !slices.Contains(vertices, sl.Vertex) && !slices.ContainsFunc(vertices, func(v int32) bool { return m.g.IsAncestor(v, sl.Vertex) }) {
+			nj.slots = append(nj.slots, sl)
+		}
+	}
 	m.jobs[id] = nj
 	return false, nil
 }
@@ -198,6 +204,7 @@ type JobInfo struct {
 	At       int64
 	Duration int64
 	Nodes    []NodeUsage
+	Slots    []SlotPlacement
 }
 
 // Info returns a job's state.
@@ -210,7 +217,7 @@ func (m *Matcher) Info(id int64) (JobInfo, bool) {
 	if j.Reserved {
 		st = Reserved
 	}
-	return JobInfo{ID: id, Status: st, At: j.At, Duration: j.Duration, Nodes: m.nodeUsage(j)}, true
+	return JobInfo{ID: id, Status: st, At: j.At, Duration: j.Duration, Nodes: m.nodeUsage(j), Slots: j.slots}, true
 }
 
 // JobIDs lists the jobs held, in ascending order.

@@ -12,6 +12,7 @@ import (
 // vertices, each of which must hold its children.
 type req struct {
 	name  string
+	label string // slot label
 	typ   resource.TypeID
 	slot  bool
 	known bool // the graph has vertices of this type (slots always "exist")
@@ -43,7 +44,7 @@ func (m *Matcher) compile(js *jobspec.Jobspec) *request {
 	seen := map[string]bool{}
 	var build func(res *jobspec.Resource, underSlot bool) *req
 	build = func(res *jobspec.Resource, underSlot bool) *req {
-		q := &req{name: res.Type, slot: res.IsSlot(), count: res.Count, need: make([]int64, m.dims)}
+		q := &req{name: res.Type, label: res.Label, slot: res.IsSlot(), count: res.Count, need: make([]int64, m.dims)}
 		if q.slot {
 			q.known = true
 			underSlot = true

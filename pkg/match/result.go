@@ -79,6 +79,10 @@ type Result struct {
 	At       int64
 	Duration int64
 	Nodes    []NodeUsage // in vertex order
+	// Slots lists every slot taken, in jobspec order (all slots of the
+	// first slot request, then the next): which node each one landed on.
+	// A slot is one task, or one pod of a group.
+	Slots []SlotPlacement
 	// Reason explains a failure in one line; Explain has the details.
 	Reason  string
 	Explain *Explain
@@ -86,3 +90,10 @@ type Result struct {
 
 // OK reports whether the job was placed (allocated or reserved).
 func (r *Result) OK() bool { return r.Status == Allocated || r.Status == Reserved }
+
+// SlotPlacement is where one slot landed.
+type SlotPlacement struct {
+	Label  string
+	Node   string
+	Vertex int32 // the node vertex (or the slot's anchor, in graphs without nodes)
+}

@@ -12,6 +12,12 @@ type claim struct {
 	subtree bool
 }
 
+type slotRec struct {
+	q      *req
+	anchor int32
+	mark   int
+}
+
 // selector runs the select phase. It never changes committed state: its
 // tentative claims live in epoch-stamped scratch arrays, so starting a new
 // selection is O(1) (Fluxion's colour-base trick).
@@ -25,6 +31,9 @@ type selector struct {
 	nodeType resource.TypeID
 
 	claims []claim
+	// slots records each slot taken: its request and anchor, and the claim
+	// count when it completed, so rollback can drop it with its claims.
+	slots []slotRec
 
 	epoch     uint32
 	stamp     []uint32
@@ -53,6 +62,7 @@ func (s *selector) init(m *Matcher) {
 func (s *selector) run(r *request, now, at, dur int64, sat bool) bool {
 	s.req, s.now, s.at, s.dur, s.sat = r, now, at, dur, sat
 	s.claims = s.claims[:0]
+	s.slots = s.slots[:0]
 	s.ex.reset()
 	s.epoch++
 	if s.epoch == 0 { // wrapped: clear stamps once every 4 billion runs
@@ -247,6 +257,7 @@ func (s *selector) packSlots(a int32, q *req, rem *int64) {
 		if !s.fitsAgg(a, q.need) || !s.satisfy(a, q.with, false) {
 			return
 		}
+		s.slots = append(s.slots, slotRec{q: q, anchor: a, mark: len(s.claims)})
 		*rem--
 	}
 }
@@ -488,6 +499,9 @@ func (s *selector) rollback(mark int) {
 		s.touch(cl.v, cl.amt, -1)
 	}
 	s.claims = s.claims[:mark]
+	for len(s.slots) > 0 && s.slots[len(s.slots)-1].mark > mark {
+		s.slots = s.slots[:len(s.slots)-1]
+	}
 }
 
 // wholeNodes rewrites a selection for the *x policies: everything claimed
@@ -512,4 +526,39 @@ func (s *selector) wholeNodes() {
 		}
 	}
 	s.claims = out
+}
+
+// slotPlacements lists the selection's slots in jobspec order: the order in
+// which the request tree lists slot requests, each request's slots in the
+// order they were taken.
+func (s *selector) slotPlacements() []SlotPlacement {
+	if len(s.slots) == 0 {
+		return nil
+	}
+	g := s.m.g
+	var order []*req
+	var walk func(level []*req)
+	walk = func(level []*req) {
+		for _, q := range level {
+			if q.slot {
+				order = append(order, q)
+			}
+			walk(q.with)
+		}
+	}
+	walk(s.req.top)
+	out := make([]SlotPlacement, 0, len(s.slots))
+	for _, q := range order {
+		for _, sr := range s.slots {
+			if sr.q != q {
+				continue
+			}
+			n := g.NodeOf(sr.anchor)
+			if n == resource.None {
+				n = sr.anchor
+			}
+			out = append(out, SlotPlacement{Label: q.label, Node: g.Vertex(n).DisplayName(), Vertex: n})
+		}
+	}
+	return out
 }

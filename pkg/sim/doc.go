@@ -1,0 +1,31 @@
+// Package sim replays pod-group workloads on a simulated cluster under
+// fluence and under models of its peers, over a virtual clock.
+//
+// # Model
+//
+// Time is float64 seconds. A workload is a list of groups; each arrives at
+// its time with all of its pods Pending. A scheduler binds pods to nodes;
+// a group starts when every one of its pods is bound (the gang rule of the
+// measured experiments), holds its resources for its runtime, completes,
+// and frees its resources after a release delay (the experiments' harness
+// deleted finished jobs a few seconds later).
+//
+//	arrival ──> pods Pending ──Bind──> Running ... all Running: start
+//	start + runtime: complete ──release delay──> resources free, Release()
+//
+// The event loop processes every event at one time, then lets the
+// scheduler act (Schedule), then advances to the next event or to the
+// scheduler's own wake-up (a Permit timeout, a back-off). Nothing reads the
+// wall clock; the same workload and seed give the same result.
+//
+// Schedulers: "fluence" drives the real engine and queue manager
+// (pkg/match, pkg/queue). "stock", "coscheduling" and "quota" are models of
+// kube-scheduler, the scheduler-plugins Coscheduling plugin and Kueue-style
+// quota admission (see ../shared/reference/peers.md); every output labels
+// them as models.
+//
+// Detection: the run stops as stalled when no event is left while pods are
+// Pending, or when nothing starts or completes for StallWindow seconds while
+// pods are Pending (a livelock of timeouts and retries). The stall time is
+// the last moment of progress.
+package sim

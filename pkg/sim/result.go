@@ -1,0 +1,120 @@
+package sim
+
+import "math"
+
+// JobResult is one group's outcome.
+type JobResult struct {
+	Name      string
+	Size      int
+	CPU       int64 // millicores, all pods
+	Submit    float64
+	Start     float64 // -1 if it never started
+	End       float64 // -1 if it never completed
+	Completed bool
+	Rejected  bool
+	// Wait is Start - Submit; Turnaround is End - Submit (NaN if unknown).
+	Wait       float64
+	Turnaround float64
+}
+
+// Result is one scheduler's run of one workload.
+type Result struct {
+	Workload  string
+	Scheduler string
+	Model     bool
+	Config    string
+
+	Jobs     []JobResult
+	Timeline []Sample
+
+	JobsTotal     int
+	JobsCompleted int
+	JobsRejected  int
+
+	Stalled bool
+	// StalledAt is the last moment anything started or completed before
+	// the stall; the pod counts are the frozen state.
+	StalledAt          float64
+	PendingAtStall     int
+	RunningAtStall     int
+	JobsHoldingAtStall int // distinct groups with bound pods, not complete
+
+	// Makespan is first arrival to last completion (of completed jobs).
+	Makespan       float64
+	LowerBound     float64
+	MeanTurnaround float64
+	MeanWait       float64
+	TotalCPU       int64
+	SimulatedUntil float64
+	Steps          int
+}
+
+// BoundRatio is Makespan / LowerBound, NaN when the run did not complete
+// every job or no bound is known.
+func (r *Result) BoundRatio() float64 {
+	if r.LowerBound <= 0 || r.JobsCompleted+r.JobsRejected != r.JobsTotal || r.JobsCompleted == 0 {
+		return math.NaN()
+	}
+	return r.Makespan / r.LowerBound
+}
+
+func (e *Env) result(w *Workload, stalled bool) *Result {
+	r := &Result{
+		Workload: w.Name, Scheduler: e.sched.Name(), Model: e.sched.Model(), Config: e.sched.Config(),
+		Timeline: e.timeline, JobsTotal: len(e.groups), TotalCPU: e.totalCPU,
+		SimulatedUntil: e.now, Steps: e.nevents,
+	}
+	first, last := math.Inf(1), math.Inf(-1)
+	var turn, wait float64
+	var started int
+	for _, g := range e.groups {
+		j := JobResult{Name: g.Spec.Name, Size: g.Spec.Size(), Submit: g.Submit, Start: g.Start, End: g.End,
+			Completed: g.End >= 0, Rejected: g.Rejected, Wait: math.NaN(), Turnaround: math.NaN()}
+		for _, p := range g.Spec.Pods {
+			j.CPU += p.CPU
+		}
+		if g.Submit >= 0 {
+			first = math.Min(first, g.Submit)
+		}
+		if j.Start >= 0 {
+			j.Wait = j.Start - j.Submit
+			wait += j.Wait
+			started++
+		}
+		if j.Completed {
+			j.Turnaround = j.End - j.Submit
+			turn += j.Turnaround
+			r.JobsCompleted++
+			last = math.Max(last, j.End)
+		}
+		if j.Rejected {
+			r.JobsRejected++
+		}
+		if g.Started() && !j.Completed {
+			r.JobsHoldingAtStall++
+		} else if !g.Started() && g.Bound > 0 {
+			r.JobsHoldingAtStall++
+		}
+		r.Jobs = append(r.Jobs, j)
+	}
+	if r.JobsCompleted > 0 {
+		r.Makespan = last - first
+		r.MeanTurnaround = turn / float64(r.JobsCompleted)
+	} else {
+		r.MeanTurnaround = math.NaN()
+	}
+	if started > 0 {
+		r.MeanWait = wait / float64(started)
+	} else {
+		r.MeanWait = math.NaN()
+	}
+	if stalled {
+		r.Stalled = true
+		r.StalledAt = e.lastProgress
+		r.PendingAtStall = e.pending
+		r.RunningAtStall = e.running
+	} else {
+		r.JobsHoldingAtStall = 0
+	}
+	return r
+}

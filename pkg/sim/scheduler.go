@@ -1,0 +1,42 @@
+package sim
+
+// Scheduler is what the simulator drives: fluence itself, or a model of a
+// peer. It sees groups arrive and leave and binds pods through the Env.
+type Scheduler interface {
+	// Name is the scheduler's name in outputs ("fluence", "stock", ...).
+	Name() string
+	// Model is true for models of other schedulers, so every output can
+	// label them as models.
+	Model() bool
+	// Config describes the settings (policies, timeouts) in one line.
+	Config() string
+	// Start is called once, before any group arrives.
+	Start(env *Env) error
+	// Submit: a group arrived; all its pods are Pending.
+	Submit(g *Group) error
+	// Release: a group's resources were freed (completion + release delay).
+	Release(g *Group) error
+	// Schedule lets the scheduler bind pods at env.Now(). It is called after
+	// every batch of events and at the scheduler's wake-ups.
+	Schedule() error
+	// Wakeup is the next time the scheduler must run even if nothing
+	// happens (a Permit timeout, a back-off), and whether there is one.
+	Wakeup() (float64, bool)
+}
+
+// Group is a group in flight: its spec and what happened to it.
+type Group struct {
+	ID   int // index in the workload
+	Spec *GroupSpec
+	// PodNode is the node index each pod is bound to, -1 while Pending.
+	PodNode []int
+	Bound   int
+	// Times; -1 until they happen.
+	Submit, Start, End, Released float64
+	// Rejected is set when the scheduler refuses the group for good.
+	Rejected     bool
+	RejectReason string
+}
+
+// Started reports whether every pod is bound.
+func (g *Group) Started() bool { return g.Start >= 0 }

@@ -1,0 +1,79 @@
+package sim
+
+// NodeSpec is one simulated node's allocatable resources.
+type NodeSpec struct {
+	Name   string
+	CPU    int64 // millicores
+	Memory int64 // bytes
+	GPU    int64
+	Labels map[string]string
+}
+
+// Cluster is the set of nodes.
+type Cluster struct {
+	Nodes []NodeSpec
+}
+
+// PodSpec is one pod's requests.
+type PodSpec struct {
+	CPU    int64 // millicores
+	Memory int64 // bytes
+	GPU    int64
+}
+
+// GroupSpec is one pod group (a job) of a workload.
+type GroupSpec struct {
+	Name    string
+	Arrival float64 // seconds
+	Pods    []PodSpec
+	// Runtime is the actual time from gang start to completion.
+	Runtime float64
+	// Duration is the declared (requested) time; fluence plans with it.
+	// Zero means the declared time equals Runtime + ReleaseDelay.
+	Duration float64
+	Priority int64
+	// ReleaseDelay is the time from completion until the resources are free.
+	ReleaseDelay float64
+}
+
+// Size is the number of pods.
+func (g *GroupSpec) Size() int { return len(g.Pods) }
+
+// Hold is how long the group's resources stay taken after it starts.
+func (g *GroupSpec) Hold() float64 { return g.Runtime + g.ReleaseDelay }
+
+// Measured is the outcome recorded for one scheduler in a real run, shown
+// beside the simulated one.
+type Measured struct {
+	Config         string
+	JobsCompleted  int
+	Clogged        *bool
+	PendingAtClog  *int
+	RunningAtClog  *int
+	Makespan       *float64
+	MeanTurnaround *float64
+	Notes          string
+}
+
+// Workload is what a simulation replays.
+type Workload struct {
+	Name    string
+	Cluster Cluster
+	Groups  []GroupSpec
+	// Measured outcomes by scheduler name ("fluence", "stock",
+	// "coscheduling", "quota"), when the workload replays an experiment.
+	Measured map[string]Measured
+	// Params carries workload-specific scheduler settings.
+	Params Params
+}
+
+// Params are scheduler settings a workload can carry.
+type Params struct {
+	// PermitTimeout is the coscheduling Permit wait (seconds).
+	PermitTimeout float64
+	// QuotaCPU is the quota model's CPU quota (millicores); 0 means the
+	// cluster's total.
+	QuotaCPU int64
+	// QuotaPods is the quota model's pod quota; 0 means unlimited.
+	QuotaPods int
+}
