@@ -99,10 +99,13 @@ func (p *specParser) peek() byte {
 	return p.s[p.pos]
 }
 
-// describe names what is at the current position, for error messages.
+// found names what is at the current position, for error messages.
 func (p *specParser) found() string {
 	if p.pos >= len(p.s) {
 		return "end of spec"
+	}
+	if c := p.s[p.pos]; c >= 0x80 || c < 0x20 {
+		return fmt.Sprintf("byte 0x%02x", c)
 	}
 	return strconv.QuoteRune(rune(p.s[p.pos]))
 }
@@ -173,7 +176,7 @@ func (p *specParser) chain(inGroup bool) ([]*specItem, error) {
 		case c == 0 || (inGroup && (c == ',' || c == '}')):
 			return items, nil
 		case inGroup:
-			return nil, p.errAt(p.pos, `expected ",", "}" or end of spec after "}", found %s`, p.found())
+			return nil, p.errAt(p.pos, `expected "," or "}" after "}", found %s`, p.found())
 		default:
 			return nil, p.errAt(p.pos, `expected end of spec after "}", found %s`, p.found())
 		}
@@ -195,9 +198,9 @@ func (p *specParser) chain(inGroup bool) ([]*specItem, error) {
 		it.kids = kids
 	case c == 0 || (inGroup && (c == ',' || c == '}')):
 	case inGroup:
-		return nil, p.errAt(p.pos, `expected "->", ",", "}" or ":", found %s`, p.found())
+		return nil, p.errAt(p.pos, `expected "->", "," or "}", found %s`, p.found())
 	default:
-		return nil, p.errAt(p.pos, `expected "->", ":" or end of spec, found %s`, p.found())
+		return nil, p.errAt(p.pos, `expected "->" or end of spec, found %s`, p.found())
 	}
 	return []*specItem{it}, nil
 }

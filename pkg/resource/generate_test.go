@@ -181,18 +181,19 @@ func TestGenerateErrors(t *testing.T) {
 		{"cluster[1]->node[0]", `graph spec: at column 18: count must be at least 1, got 0`},
 		{"{cluster[1]}", `graph spec: at column 1: the root must be a single TYPE[1] item, not a group`},
 		{"Cluster[1]", `graph spec: at column 1: expected a type name, found 'C'`},
+		{"cluster[1]->\u00e9[1]", `graph spec: at column 13: expected a type name or "{", found byte 0xc3`},
 		{"cluster[1]->Node[1]", `graph spec: at column 13: expected a type name or "{", found 'N'`},
 		{"cluster[1]->", `graph spec: at column 13: expected a type name or "{", found end of spec`},
 		{"cluster[1]-node[1]", `graph spec: at column 11: expected "->"`},
-		{"cluster[1]->node[1],core[1]", `graph spec: at column 20: expected "->", ":" or end of spec, found ','`},
+		{"cluster[1]->node[1],core[1]", `graph spec: at column 20: expected "->" or end of spec, found ','`},
 		{"cluster[1]->{node[1]}->core[1]", `graph spec: at column 22: expected end of spec after "}", found '-'`},
-		{"cluster[1]->{node[1]->{core[1]}->gpu[1]}", `graph spec: at column 32: expected ",", "}" or end of spec after "}", found '-'`},
+		{"cluster[1]->{node[1]->{core[1]}->gpu[1]}", `graph spec: at column 32: expected "," or "}" after "}", found '-'`},
 		{"cluster[1]->{node[1],}", `graph spec: at column 22: expected a type name or "{", found '}'`},
 		{"cluster[1]->{node[1]", `graph spec: at column 21: expected "," or "}", found end of spec`},
-		{"cluster[1]->{node[1] x}", `graph spec: at column 22: expected "->", ",", "}" or ":", found 'x'`},
+		{"cluster[1]->{node[1] x}", `graph spec: at column 22: expected "->", "," or "}", found 'x'`},
 		{"cluster[1]->node[1]:", `graph spec: at column 21: expected a size (a positive integer), found end of spec`},
 		{"cluster[1]->node[1]:0", `graph spec: at column 21: size must be at least 1, got 0`},
-		{"cluster[1]->node[1]:16GB!", `graph spec: at column 25: expected "->", ":" or end of spec, found '!'`},
+		{"cluster[1]->node[1]:16GB!", `graph spec: at column 25: expected "->" or end of spec, found '!'`},
 		{"cluster[1]->node[99999999999]", `graph spec: at column 18: count 99999999999 is too large (at most 50000000)`},
 		{"cluster[1]->node[100000]->core[1000]", `graph spec: at column 27: too many vertices: the spec describes more than 50000000`},
 		{"cluster[1]->{a[25000000],b[25000000]}", `graph spec: at column 26: too many vertices`},
@@ -274,4 +275,26 @@ func BenchmarkGenerate16K(b *testing.B) {
 	runtime.ReadMemStats(&m1)
 	b.ReportMetric(float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc))/float64(g.Len()), "heapB/vertex")
 	runtime.KeepAlive(g)
+}
+
+func TestGenerateDocExamples(t *testing.T) {
+	// The examples in docs/graph-spec.md.
+	for spec, n := range map[string]int{
+		"cluster[1]->rack[2]->node[64]->socket[2]->{core[16],gpu[2],memory[4]:16}": 6019,
+		"cluster[1]->node[4]->socket[2]->{core[4],gpu[1],memory[1]:16GB}":          61,
+		"cluster[1]->{rack[2]->node[8]->core[32],storage[1]:100TB}":                532,
+		"cluster[1]->zone[3]->node[10]->{core[8],memory[1]:32GB}":                  304,
+	} {
+		if _, total, err := parseSpec(spec); err != nil || total != int64(n) {
+			t.Errorf("%s: %d vertices, %v; want %d", spec, total, err, n)
+		}
+	}
+	if _, total, _ := parseSpec(spec16K); total != 638977 {
+		t.Errorf("%s: %d vertices", spec16K, total)
+	}
+	for _, bad := range []string{"cluster[1]->node[1 6]", "cluster[1]->no de[1]", "cluster[1]-  >node[1]"} {
+		if _, err := Generate(bad); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
 }

@@ -26,7 +26,7 @@ type Graph struct {
 	typeIDs   map[string]TypeID
 
 	byType map[TypeID][]int32
-	byName map[string][]int32
+	byName map[string][]int32 // built on first ByName call
 	byRank map[int64][]int32
 	byPath map[string]int32 // built on first ByPath call
 
@@ -213,7 +213,7 @@ func (g *Graph) buildStructure() {
 		g.depth[i] = g.depth[g.parent[i]] + 1
 	}
 	g.byType = map[TypeID][]int32{}
-	g.byName = map[string][]int32{}
+	g.byName = nil
 	g.byRank = map[int64][]int32{}
 	g.byPath = nil
 	g.nodeType, g.hasNode = g.typeIDs["node"]
@@ -221,8 +221,6 @@ func (g *Graph) buildStructure() {
 	for i := range g.vertices {
 		v := &g.vertices[i]
 		g.byType[v.Type] = append(g.byType[v.Type], int32(i))
-		name := v.DisplayName()
-		g.byName[name] = append(g.byName[name], int32(i))
 		if v.Rank >= 0 {
 			g.byRank[v.Rank] = append(g.byRank[v.Rank], int32(i))
 		}
@@ -287,7 +285,19 @@ func (g *Graph) ByTypeName(typ string) []int32 {
 }
 
 // ByName returns the vertices with a name in index order. Shared slice.
-func (g *Graph) ByName(name string) []int32 { return g.byName[name] }
+// The index is built on first use: most callers (the matcher, the
+// simulator) never look vertices up by name, and building it costs one
+// string and one map insert per vertex at load.
+func (g *Graph) ByName(name string) []int32 {
+	if g.byName == nil {
+		g.byName = map[string][]int32{}
+		for i := range g.vertices {
+			n := g.vertices[i].DisplayName()
+			g.byName[n] = append(g.byName[n], int32(i))
+		}
+	}
+	return g.byName[name]
+}
 
 // ByRank returns the vertices with a rank in index order. Shared slice.
 func (g *Graph) ByRank(rank int64) []int32 { return g.byRank[rank] }

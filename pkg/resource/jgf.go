@@ -189,12 +189,6 @@ func (r *jgfReader) read() (*Graph, error) {
 	if !r.nodesDone {
 		return nil, errors.New("jgf: graph.nodes: missing")
 	}
-	if r.edgesOff >= 0 {
-		s.pos = r.edgesOff
-		if err := r.edges(); err != nil {
-			return nil, err
-		}
-	}
 	return r.build()
 }
 
@@ -269,19 +263,26 @@ func (r *jgfReader) nodes() error {
 		r.ltypeIdx = map[string]TypeID{}
 		r.strs = map[string]string{}
 		r.strIDs = map[string]int32{}
-		// A vertex written by WriteJGF takes about 300 bytes of JGF with
-		// its edge; over-estimating only costs untouched memory.
-		est := min(len(s.data)/200, 1<<24)
+		// A vertex written by WriteJGF takes about 285 bytes of JGF with
+		// its edge, more in other producers' output.
+		est := min(len(s.data)/250, 1<<24)
 		r.verts = make([]Vertex, 0, est)
 		r.outer = make([]span, 0, est)
 		r.cpath = make([]span, 0, est)
 	}
-	return s.array(func(i int) error {
+	s.pos++ // '['
+	for i := 0; ; i++ {
+		more, err := s.arrNext(i == 0)
+		if err != nil || !more {
+			return err
+		}
 		if len(r.verts) >= 1<<31-2 {
 			return errors.New("jgf: graph.nodes: too many nodes")
 		}
-		return r.node(i)
-	})
+		if err := r.node(i); err != nil {
+			return err
+		}
+	}
 }
 
 // keep records the first field error and swallows it; syntax errors pass.
@@ -289,8 +290,7 @@ func keep(first *error, err error) error {
 	if err == nil {
 		return nil
 	}
-	var fe *fieldError
-	if errors.As(err, &fe) {
+	if _, ok := err.(*fieldError); ok {
 		if *first == nil {
 			*first = err
 		}
@@ -306,26 +306,35 @@ func (r *jgfReader) node(i int) error {
 	}
 	var f nodeFields
 	f.cpath = noSpan
-	err := s.object(func(key []byte) error {
+	s.pos++ // '{'
+	for first := true; ; first = false {
+		key, more, err := s.objKey(first)
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
 		switch string(key) {
 		case "id":
-			v, err := s.stringField("id")
+			var v strVal
+			v, err = s.stringField("id")
 			if err == nil {
 				f.outer, f.hasOuter = v, true
 			}
-			return keep(&f.err, err)
 		case "metadata":
 			if s.peek() != '{' {
-				return keep(&f.err, s.typeError("metadata", "an object"))
+				err = s.typeError("metadata", "an object")
+				break
 			}
 			f.hasMeta = true
-			return r.metadata(&f)
+			err = r.metadata(&f)
 		default:
-			return s.skipValue(0)
+			err = s.skipValue(0)
 		}
-	})
-	if err != nil {
-		return err
+		if err != nil && keep(&f.err, err) != nil {
+			return err
+		}
 	}
 	if !f.hasOuter {
 		if f.err != nil && strings.HasPrefix(f.err.Error(), "id:") {
@@ -458,13 +467,19 @@ func (r *jgfReader) intern(b []byte) string {
 
 func (r *jgfReader) metadata(f *nodeFields) error {
 	s := &r.s
-	return s.object(func(key []byte) error {
-		var err error
-		k := string(key)
-		if s.peek() == 'n' && k != "properties" && k != "paths" && s.isNull() {
-			return nil // null means absent
+	s.pos++ // '{'
+	for first := true; ; first = false {
+		key, more, err := s.objKey(first)
+		if err != nil {
+			return err
 		}
-		switch k {
+		if !more {
+			return nil
+		}
+		if s.cur() == 'n' && s.isNull() {
+			continue // null means absent
+		}
+		switch string(key) {
 		case "type":
 			f.typ, err = s.stringField("metadata.type")
 			f.hasType = err == nil
@@ -500,8 +515,10 @@ func (r *jgfReader) metadata(f *nodeFields) error {
 		default:
 			err = s.skipValue(0)
 		}
-		return keep(&f.err, err)
-	})
+		if err != nil && keep(&f.err, err) != nil {
+			return err
+		}
+	}
 }
 
 // status reads Fluxion's integer status (0 up, 1 down) or "up"/"down".
@@ -550,9 +567,20 @@ func (r *jgfReader) paths(f *nodeFields) error {
 		return s.typeError("metadata.paths", "an object")
 	}
 	var ferr error
-	err := s.object(func(key []byte) error {
-		if s.peek() != '"' {
-			return keep(&ferr, s.typeError("metadata.paths."+string(key), "a string"))
+	s.pos++ // '{'
+	for first := true; ; first = false {
+		key, more, err := s.objKey(first)
+		if err != nil {
+			return err
+		}
+		if !more {
+			return ferr
+		}
+		if s.cur() != '"' {
+			if err := keep(&ferr, s.typeError("metadata.paths."+string(key), "a string")); err != nil {
+				return err
+			}
+			continue
 		}
 		v, err := s.str()
 		if err != nil {
@@ -563,18 +591,13 @@ func (r *jgfReader) paths(f *nodeFields) error {
 			if len(v.b) > 0 { // Fluence writes "" for unset paths
 				f.cpath = r.spanOf(v)
 			}
-			return nil
+			continue
 		}
 		if f.paths == nil {
 			f.paths = map[string]string{}
 		}
 		f.paths[string(key)] = string(v.b)
-		return nil
-	})
-	if err != nil {
-		return err
 	}
-	return ferr
 }
 
 // canonicalInt parses a non-negative decimal integer written without sign or
@@ -642,7 +665,16 @@ func (r *jgfReader) edges() error {
 	for i := range r.parent {
 		r.parent[i] = None
 	}
-	return s.array(func(i int) error { return r.edge(i) })
+	s.pos++ // '['
+	for i := 0; ; i++ {
+		more, err := s.arrNext(i == 0)
+		if err != nil || !more {
+			return err
+		}
+		if err := r.edge(i); err != nil {
+			return err
+		}
+	}
 }
 
 func (r *jgfReader) edge(i int) error {
@@ -651,8 +683,15 @@ func (r *jgfReader) edge(i int) error {
 		return fmt.Errorf("jgf: graph.edges[%d]: must be an object, got %s", i, kindOf(s.peek()))
 	}
 	var f edgeFields
-	err := s.object(func(key []byte) error {
-		var err error
+	s.pos++ // '{'
+	for first := true; ; first = false {
+		key, more, err := s.objKey(first)
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
 		switch string(key) {
 		case "source":
 			f.src, err = s.stringField("source")
@@ -662,7 +701,7 @@ func (r *jgfReader) edge(i int) error {
 			f.hasTgt = err == nil
 		case "relation":
 			if s.isNull() {
-				return nil
+				break
 			}
 			var v strVal
 			v, err = s.stringField("relation")
@@ -674,10 +713,9 @@ func (r *jgfReader) edge(i int) error {
 		default:
 			err = s.skipValue(0)
 		}
-		return keep(&f.err, err)
-	})
-	if err != nil {
-		return err
+		if err != nil && keep(&f.err, err) != nil {
+			return err
+		}
 	}
 	fail := func(format string, args ...any) error {
 		where := fmt.Sprintf("graph.edges[%d]", i)
@@ -735,44 +773,73 @@ func (r *jgfReader) edgeMetadata(f *edgeFields) error {
 		return s.typeError("metadata", "an object")
 	}
 	var ferr error
-	err := s.object(func(key []byte) error {
-		var err error
+	s.pos++ // '{'
+	for first := true; ; first = false {
+		key, more, err := s.objKey(first)
+		if err != nil {
+			return err
+		}
+		if !more {
+			return ferr
+		}
 		switch string(key) {
 		case "subsystem":
 			if s.isNull() {
-				return nil
+				break
 			}
 			f.subsystem, err = s.stringField("metadata.subsystem")
 			f.hasSubsystem = err == nil
 		case "name":
 			// Older producers: {"containment": "contains"|"in"} or a string.
-			switch s.peek() {
-			case '"':
-				var v strVal
-				v, err = s.str()
-				if err == nil && string(v.b) == "in" {
-					f.reverse = true
-				}
-			case '{':
-				var m map[string]string
-				m, err = s.stringMap("metadata.name")
-				for _, rel := range m {
-					if rel == "in" {
-						f.reverse = true
-					}
-				}
-			default:
-				err = s.skipValue(0)
-			}
+			err = r.relationNames(f)
 		default:
 			err = s.skipValue(0)
 		}
-		return keep(&ferr, err)
-	})
-	if err != nil {
-		return err
+		if err != nil && keep(&ferr, err) != nil {
+			return err
+		}
 	}
-	return ferr
+}
+
+// relationNames reads an edge's metadata.name, a relation string or an
+// object subsystem -> relation, and notes whether any relation is "in".
+func (r *jgfReader) relationNames(f *edgeFields) error {
+	s := &r.s
+	switch s.cur() {
+	case '"':
+		v, err := s.str()
+		if err == nil && string(v.b) == "in" {
+			f.reverse = true
+		}
+		return err
+	case '{':
+		s.pos++
+		var ferr error
+		for first := true; ; first = false {
+			key, more, err := s.objKey(first)
+			if err != nil {
+				return err
+			}
+			if !more {
+				return ferr
+			}
+			if s.cur() != '"' {
+				if err := keep(&ferr, s.typeError("metadata.name."+string(key), "a string")); err != nil {
+					return err
+				}
+				continue
+			}
+			v, err := s.str()
+			if err != nil {
+				return err
+			}
+			if string(v.b) == "in" {
+				f.reverse = true
+			}
+		}
+	default:
+		return s.skipValue(0)
+	}
 }
 
 // isPathAncestor reports whether path a is a proper ancestor of path b.

@@ -2,6 +2,7 @@ package resource
 
 import (
 	"fmt"
+
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -64,6 +65,14 @@ func (s *scanner) skipWS() {
 	}
 }
 
+// cur returns the byte at s.pos, 0 at end of input.
+func (s *scanner) cur() byte {
+	if s.pos < len(s.data) {
+		return s.data[s.pos]
+	}
+	return 0
+}
+
 // peek skips white space and returns the next byte, 0 at end of input.
 func (s *scanner) peek() byte {
 	s.skipWS()
@@ -118,6 +127,10 @@ func (s *scanner) str() (strVal, error) {
 	}
 	d := s.data
 	i := start + 1
+	// Eight bytes at a time: find the first quote, backslash, control or
+	// non-ASCII byte. In each term below the lowest flagged byte is exact
+	// (borrows only disturb bytes above a true hit), so the lowest flag of
+	// their union is the first special byte.
 	for i < len(d) && !strSpecial[d[i]] {
 		i++
 	}
@@ -391,6 +404,71 @@ func (s *scanner) object(fn func(key []byte) error) error {
 			return s.unexpected("',' or '}' after object member")
 		}
 	}
+}
+
+// objKey reads the key of the next member of an object whose '{' has been
+// consumed; first tells whether no member has been read yet. It returns
+// ok == false once it has consumed the closing '}'. With ok, s.pos is at the
+// member's value, which the caller must consume.
+func (s *scanner) objKey(first bool) (key []byte, ok bool, err error) {
+	// Fast path for compact JSON: [","] '"' plain-key '"' ':'.
+	d, j := s.data, s.pos
+	if !first && j < len(d) && d[j] == ',' {
+		j++
+	}
+	if (first || j > s.pos) && j < len(d) && d[j] == '"' {
+		k := j + 1
+		for k < len(d) && !strSpecial[d[k]] {
+			k++
+		}
+		if k+1 < len(d) && d[k] == '"' && d[k+1] == ':' {
+			s.pos = k + 2
+			s.skipWS()
+			return d[j+1 : k], true, nil
+		}
+	}
+	c := s.peek()
+	switch {
+	case c == '}':
+		s.pos++
+		return nil, false, nil
+	case !first && c == ',':
+		s.pos++
+		c = s.peek()
+	case !first:
+		return nil, false, s.unexpected("',' or '}' after object member")
+	}
+	if c != '"' {
+		return nil, false, s.unexpected("string (object key)")
+	}
+	k, err := s.str()
+	if err != nil {
+		return nil, false, err
+	}
+	if s.peek() != ':' {
+		return nil, false, s.unexpected("':' after object key")
+	}
+	s.pos++
+	s.skipWS()
+	return k.b, true, nil
+}
+
+// arrNext moves to the next element of an array whose '[' has been
+// consumed; first tells whether no element has been read yet. It returns
+// false once it has consumed the closing ']'.
+func (s *scanner) arrNext(first bool) (bool, error) {
+	c := s.peek()
+	switch {
+	case c == ']':
+		s.pos++
+		return false, nil
+	case !first && c == ',':
+		s.pos++
+		s.skipWS()
+	case !first:
+		return false, s.unexpected("',' or ']' after array element")
+	}
+	return true, nil
 }
 
 // array reads an array at s.pos, calling fn with the index of each element

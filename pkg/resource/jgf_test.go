@@ -311,6 +311,15 @@ func TestParseJGFStrings(t *testing.T) {
 	if v.Name != "nñ\"o\\de😀/x\uFFFD" || v.Unit != "\uFFFD" || v.Properties["k\n"] != "v\t" {
 		t.Errorf("vertex = %+v", *v)
 	}
+	// Escaped keys and white space everywhere.
+	doc = " { \"gr\\u0061ph\" :\n{ \"nodes\" : [ { \"id\" : \"0\" , \"metadata\" : { \"ty\\u0070e\" : \"node\" , \"size\"\t:\t4 } } ] } } \n"
+	g, err = ParseJGF([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := g.Vertex(0); g.TypeName(v.Type) != "node" || v.Size != 4 {
+		t.Errorf("vertex = %+v", *v)
+	}
 }
 
 func TestParseJGFErrors(t *testing.T) {
@@ -338,6 +347,10 @@ func TestParseJGFErrors(t *testing.T) {
 		{"bad number", `{"graph":{"nodes":[{"id":"0","metadata":{"type":"x","size":01}}]}}`, `expected ',' or '}' after object member`},
 		{"bad literal", `{"graph":{"nodes":[{"id":"0","metadata":{"type":"x","exclusive":nul}}]}}`, `expected value`},
 		{"deep nesting", `{"x":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`, `nesting deeper than 10000`},
+		{"truncated after a metadata key", `{"graph":{"nodes":[{"id":"0","metadata":{"type":`, `unexpected end of input`},
+		{"truncated after a paths key", `{"graph":{"nodes":[{"id":"0","metadata":{"paths":{"x":`, `unexpected end of input`},
+		{"truncated after an edge name key", `{"graph":{"nodes":[` + n0 + `],"edges":[{"metadata":{"name":`, `unexpected end of input`},
+		{"truncated inside an edge name", `{"graph":{"nodes":[` + n0 + `],"edges":[{"metadata":{"name":{"c":`, `unexpected end of input`},
 		{"graph missing", `{}`, `jgf: graph: missing`},
 		{"graph not an object", `{"graph":[]}`, `jgf: graph: must be an object, got array`},
 		{"graph twice", `{"graph":{"nodes":[` + n0 + `]},"graph":{}}`, `jgf: graph: duplicate key`},
@@ -388,6 +401,8 @@ func TestParseJGFErrors(t *testing.T) {
 			`jgf: graph.edges[0] (source "0", target "1"): metadata: must be an object, got string`},
 		{"edge subsystem not a string", jgfDoc([]string{n0, n1}, []string{`{"source":"0","target":"1","metadata":{"subsystem":1}}`}),
 			`metadata.subsystem: must be a string, got number`},
+		{"edge relation name not a string", jgfDoc([]string{n0, n1}, []string{`{"source":"0","target":"1","metadata":{"name":{"containment":1,"x":"in"}}}`}),
+			`jgf: graph.edges[0] (source "0", target "1"): metadata.name.containment: must be a string, got number`},
 		{"edge to unknown node", jgfDoc([]string{n0, n1}, []string{edge("0", "1"), edge("0", "9")}),
 			`jgf: graph.edges[1] (source "0", target "9"): target: no node has id "9"`},
 		{"edge from unknown node, other subsystem", jgfDoc([]string{n0, n1}, []string{`{"source":"x","target":"1","metadata":{"subsystem":"power"}}`}),
@@ -641,3 +656,47 @@ func BenchmarkWriteJGF(b *testing.B) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestParseJGFMutations feeds every prefix of the test documents, and
+// copies with one byte replaced, to the reader: it must fail cleanly or
+// produce a graph that survives a write/read round trip.
+func TestParseJGFMutations(t *testing.T) {
+	for _, file := range []string{"testdata/example.json", "testdata/fluence.json"} {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = bytes.TrimSpace(data)
+		check := func(doc []byte) {
+			t.Helper()
+			g, err := ParseJGF(doc)
+			if err != nil {
+				if !strings.HasPrefix(err.Error(), "jgf: ") {
+					t.Fatalf("error without jgf prefix: %v", err)
+				}
+				return
+			}
+			var buf bytes.Buffer
+			if err := WriteJGF(&buf, g); err != nil {
+				t.Fatal(err)
+			}
+			g2, err := ParseJGF(buf.Bytes())
+			if err != nil || g2.Len() != g.Len() {
+				t.Fatalf("round trip of %q: %v", doc, err)
+			}
+		}
+		for i := range len(data) {
+			if _, err := ParseJGF(data[:i]); err == nil {
+				t.Errorf("%s: prefix of %d bytes parsed", file, i)
+			}
+			if len(data) > 2000 && i%5 != 0 {
+				continue // keep the test fast
+			}
+			for _, c := range []byte(`"}],0n\{-1 x`) {
+				doc := bytes.Clone(data)
+				doc[i] = c
+				check(doc)
+			}
+		}
+	}
+}

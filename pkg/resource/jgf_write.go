@@ -1,7 +1,6 @@
 package resource
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -35,9 +34,8 @@ func WriteJGF(w io.Writer, g *Graph) error {
 		seen.put(u, int32(i), i)
 	}
 
-	bw := bufio.NewWriterSize(w, 256<<10)
 	var (
-		buf   []byte
+		buf   = make([]byte, 0, 80<<10) // flushed to w every 64 KiB
 		path  []byte
 		lens  []int // lens[d]: length of path up to the vertex at depth d
 		keys  []string
@@ -120,7 +118,7 @@ func WriteJGF(w io.Writer, g *Graph) error {
 		}
 		buf = append(buf, "}}"...)
 		if len(buf) >= 64<<10 {
-			if _, err := bw.Write(buf); err != nil {
+			if _, err := w.Write(buf); err != nil {
 				return err
 			}
 			buf = buf[:0]
@@ -137,17 +135,15 @@ func WriteJGF(w io.Writer, g *Graph) error {
 		buf = strconv.AppendInt(buf, g.vertices[i].UniqID, 10)
 		buf = append(buf, `","metadata":{"subsystem":"containment"}}`...)
 		if len(buf) >= 64<<10 {
-			if _, err := bw.Write(buf); err != nil {
+			if _, err := w.Write(buf); err != nil {
 				return err
 			}
 			buf = buf[:0]
 		}
 	}
 	buf = append(buf, "\n]}}\n"...)
-	if _, err := bw.Write(buf); err != nil {
-		return err
-	}
-	return bw.Flush()
+	_, err := w.Write(buf)
+	return err
 }
 
 // appendDisplayName appends v.DisplayName() without allocating.
