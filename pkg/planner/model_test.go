@@ -26,11 +26,11 @@ type modelSpan struct {
 }
 
 type model struct {
-	caps    []int64
-	spans   map[SpanID]*modelSpan
-	used    [][]int64 // used[d][t-lowT], recomputed when dirty
-	changes []int64   // times t where used differs from t-1, with used
-	dirty   bool
+	caps   []int64
+	spans  map[SpanID]*modelSpan
+	used   [][]int64 // used[d][t-lowT], recomputed when dirty
+	bounds []int64   // sorted distinct span starts and ends, likewise
+	dirty  bool
 }
 
 func newModel(caps []int64) *model {
@@ -42,32 +42,33 @@ func newModel(caps []int64) *model {
 	return m
 }
 
-// usedAt is the sum of every span covering t, tabulated by adding each
-// span over its window; times outside the arrays are only ever reached by
-// long windows, where nothing is in use.
-func (m *model) usedAt(t int64, d int) int64 {
-	if m.dirty {
-		for d := range m.used {
-			clear(m.used[d])
-		}
-		for _, sp := range m.spans {
-			for tt := sp.start; tt < sp.start+sp.dur; tt++ {
-				for d := range m.used {
-					m.used[d][tt-lowT] += sp.amts[d]
-				}
-			}
-		}
-		m.changes = m.changes[:0]
-		for t := int64(lowT + 1); t < highT; t++ {
-			for d := range m.used {
-				if m.used[d][t-lowT] != m.used[d][t-1-lowT] {
-					m.changes = append(m.changes, t)
-					break
-				}
-			}
-		}
-		m.dirty = false
+// refresh tabulates usage by adding each span over its window, and
+// collects the span boundaries, after the spans changed.
+func (m *model) refresh() {
+	if !m.dirty {
+		return
 	}
+	for d := range m.used {
+		clear(m.used[d])
+	}
+	m.bounds = m.bounds[:0]
+	for _, sp := range m.spans {
+		for tt := sp.start; tt < sp.start+sp.dur; tt++ {
+			for d := range m.used {
+				m.used[d][tt-lowT] += sp.amts[d]
+			}
+		}
+		m.bounds = append(m.bounds, sp.start, sp.start+sp.dur)
+	}
+	slices.Sort(m.bounds)
+	m.bounds = slices.Compact(m.bounds)
+	m.dirty = false
+}
+
+// usedAt is the sum of every span covering t. Times outside the arrays are
+// only ever reached by long windows, where nothing is in use.
+func (m *model) usedAt(t int64, d int) int64 {
+	m.refresh()
 	if t < lowT || t >= highT {
 		return 0
 	}
@@ -111,13 +112,15 @@ func (m *model) earliest(on, dur int64, a []int64) (int64, bool) {
 	return 0, false
 }
 
+// nextChange is the first span boundary after `after`, whether or not
+// usage changes there.
 func (m *model) nextChange(after int64) (int64, bool) {
-	m.usedAt(0, 0) // refresh
-	i, _ := slices.BinarySearch(m.changes, after+1)
-	if i == len(m.changes) {
+	m.refresh()
+	i, _ := slices.BinarySearch(m.bounds, after+1)
+	if i == len(m.bounds) {
 		return 0, false
 	}
-	return m.changes[i], true
+	return m.bounds[i], true
 }
 
 // subject is what the harness drives: a Planner (one dimension) or a Multi.
@@ -128,6 +131,7 @@ type subject interface {
 	span(id SpanID) (start, dur int64, a []int64, ok bool)
 	usedAt(t int64, d int) int64
 	usedMax(at, dur int64, d int) int64
+	usedMaxAll(at, dur int64) []int64
 	avail(at, dur int64, d int) int64
 	fits(at, dur int64, a []int64) bool
 	earliest(on, dur int64, a []int64) (int64, bool)
@@ -149,6 +153,7 @@ func (s single) span(id SpanID) (int64, int64, []int64, bool) {
 }
 func (s single) usedAt(t int64, _ int) int64        { return s.p.UsedAt(t) }
 func (s single) usedMax(at, dur int64, _ int) int64 { return s.p.UsedMax(at, dur) }
+func (s single) usedMaxAll(at, dur int64) []int64   { return []int64{s.p.UsedMax(at, dur)} }
 func (s single) avail(at, dur int64, _ int) int64   { return s.p.Avail(at, dur) }
 func (s single) fits(at, dur int64, a []int64) bool { return s.p.Avail(at, dur) >= a[0] && a[0] >= 0 }
 func (s single) next(after int64) (int64, bool)     { return s.p.NextChange(after) }
@@ -168,13 +173,18 @@ func (s multi) reduce(id SpanID, by []int64) error              { return s.m.Red
 func (s multi) span(id SpanID) (int64, int64, []int64, bool)    { return s.m.Span(id) }
 func (s multi) usedAt(t int64, d int) int64                     { return s.m.UsedAt(t, d) }
 func (s multi) usedMax(at, dur int64, d int) int64              { return s.m.UsedMax(at, dur, d) }
-func (s multi) avail(at, dur int64, d int) int64                { return s.m.Avail(at, dur, d) }
-func (s multi) fits(at, dur int64, a []int64) bool              { return s.m.Fits(at, dur, a) }
-func (s multi) next(after int64) (int64, bool)                  { return s.m.NextChange(after) }
-func (s multi) numSpans() int                                   { return s.m.NumSpans() }
-func (s multi) numPoints() int                                  { return s.m.NumPoints() }
-func (s multi) empty() bool                                     { return s.m.Empty() }
-func (s multi) reset()                                          { s.m.Reset() }
+func (s multi) usedMaxAll(at, dur int64) []int64 {
+	out := make([]int64, s.m.Dims())
+	s.m.UsedMaxAll(at, dur, out)
+	return out
+}
+func (s multi) avail(at, dur int64, d int) int64   { return s.m.Avail(at, dur, d) }
+func (s multi) fits(at, dur int64, a []int64) bool { return s.m.Fits(at, dur, a) }
+func (s multi) next(after int64) (int64, bool)     { return s.m.NextChange(after) }
+func (s multi) numSpans() int                      { return s.m.NumSpans() }
+func (s multi) numPoints() int                     { return s.m.NumPoints() }
+func (s multi) empty() bool                        { return s.m.Empty() }
+func (s multi) reset()                             { s.m.Reset() }
 func (s multi) earliest(on, dur int64, a []int64) (int64, bool) {
 	return s.m.EarliestFit(on, dur, a)
 }
@@ -338,6 +348,10 @@ func (h *harness) check(queries []query) {
 	if got, want := s.numSpans(), len(m.spans); got != want {
 		h.fatalf("NumSpans = %d, want %d", got, want)
 	}
+	m.refresh()
+	if got := s.numPoints(); got != len(m.bounds) {
+		h.fatalf("NumPoints = %d, want %d", got, len(m.bounds))
+	}
 	if s.empty() != (len(m.spans) == 0) {
 		h.fatalf("Empty = %v with %d spans", s.empty(), len(m.spans))
 	}
@@ -366,8 +380,12 @@ func (h *harness) check(queries []query) {
 		}
 	}
 	for _, q := range queries {
+		all := s.usedMaxAll(q.at, q.dur)
 		for d := range m.caps {
 			want := m.usedMax(q.at, q.dur, d)
+			if all[d] != want {
+				h.fatalf("UsedMaxAll(%d,%d)[%d] = %d, want %d", q.at, q.dur, d, all[d], want)
+			}
 			if got := s.usedMax(q.at, q.dur, d); got != want {
 				h.fatalf("UsedMax(%d,%d, dim %d) = %d, want %d", q.at, q.dur, d, got, want)
 			}

@@ -145,117 +145,109 @@ func addTo(dst, a []int64) {
 	}
 }
 
-// firstOver returns the smallest key k > lo at which used(k)[d] > limits[d]
-// for some d, and fills usedLo with used(lo). cur is scratch.
-func (t *mtree) firstOver(lo int64, limits, usedLo, cur []int64) (int64, bool) {
-	var buf [64]int32
-	stack := buf[:0]
-	clear(usedLo)
+// mcursor is the vector counterpart of cursor (see there). It seeks either
+// the next key where any dimension is over its limit (dim < 0) or the next
+// key where one dimension is at or under its limit (dim >= 0), and tracks
+// in cur the used amounts of every dimension at the last key passed, so the
+// caller can test each key it stops at. cur and limits are passed to each
+// call rather than held, which lets them live on the caller's stack.
+type mcursor struct {
+	t     *mtree
+	stack nodeStack
+}
+
+// seekAfter positions the cursor after every key <= lo and sets cur to
+// used(lo).
+func (c *mcursor) seekAfter(lo int64, cur []int64) {
+	t := c.t
+	clear(cur)
 	for n := t.root; n != 0; {
 		nd := &t.nodes[n]
 		if nd.key <= lo {
-			addInto(usedLo, t.part(nd.left, 1), t.part(n, 0))
+			addInto(cur, t.part(nd.left, 1), t.part(n, 0))
 			n = nd.right
 		} else {
-			stack = append(stack, n)
+			c.stack.push(n)
 			n = nd.left
 		}
 	}
-	copy(cur, usedLo)
-	for i := len(stack) - 1; i >= 0; i-- {
-		n := stack[i]
-		if addOver(cur, t.part(n, 0), limits) {
-			return t.nodes[n].key, true
-		}
-		if r := t.nodes[n].right; r != 0 {
-			if t.subtreeOver(r, cur, limits) {
-				return t.descendOver(r, cur, limits), true
-			}
-			addTo(cur, t.part(r, 1))
-		}
-	}
-	return 0, false
 }
 
-// addOver does cur += delta and reports whether cur exceeds limits anywhere.
-func addOver(cur, delta, limits []int64) bool {
-	over := false
-	for d := range cur {
-		cur[d] += delta[d]
-		if cur[d] > limits[d] {
-			over = true
+// overDim returns the first dimension where cur exceeds limits, or -1.
+func overDim(cur, limits []int64) int {
+	for d, u := range cur {
+		if u > limits[d] {
+			return d
 		}
 	}
-	return over
+	return -1
 }
 
-func (t *mtree) subtreeOver(n int32, off, limits []int64) bool {
+// hit tests the current position.
+func hit(dim int, cur, limits []int64) bool {
+	if dim >= 0 {
+		return cur[dim] <= limits[dim]
+	}
+	return overDim(cur, limits) >= 0
+}
+
+// has reports whether subtree n, entered at the current position, holds a match.
+func (c *mcursor) has(n int32, dim int, cur, limits []int64) bool {
+	t := c.t
+	if dim >= 0 {
+		return cur[dim]+t.at(n, 3, dim) <= limits[dim]
+	}
 	mx := t.part(n, 2)
-	for d := range off {
-		if off[d]+mx[d] > limits[d] {
+	for d, u := range cur {
+		if u+mx[d] > limits[d] {
 			return true
 		}
 	}
 	return false
 }
 
-// descendOver finds the first over-limit key in subtree n, which must hold
-// one; off is the prefix at entry and is clobbered.
-func (t *mtree) descendOver(n int32, off, limits []int64) int64 {
-	for {
-		nd := &t.nodes[n]
-		if l := nd.left; l != 0 && t.subtreeOver(l, off, limits) {
-			n = l
-			continue
-		}
-		addTo(off, t.part(nd.left, 1))
-		if addOver(off, t.part(n, 0), limits) {
-			return nd.key
-		}
-		n = nd.right
-	}
-}
-
-// firstUnder1 returns the smallest key k > lo with used(k)[d] <= limit.
-func (t *mtree) firstUnder1(lo int64, d int, limit int64) (int64, bool) {
-	var buf [64]int32
-	stack := buf[:0]
-	var cur int64
-	for n := t.root; n != 0; {
-		nd := &t.nodes[n]
-		if nd.key <= lo {
-			cur += t.at(nd.left, 1, d) + t.at(n, 0, d)
-			n = nd.right
-		} else {
-			stack = append(stack, n)
-			n = nd.left
-		}
-	}
-	for i := len(stack) - 1; i >= 0; i-- {
-		n := stack[i]
-		cur += t.at(n, 0, d)
-		if cur <= limit {
-			return t.nodes[n].key, true
-		}
-		if r := t.nodes[n].right; r != 0 {
-			if cur+t.at(r, 3, d) <= limit {
-				return t.descendUnder1(r, cur, d, limit), true
+// seek advances to the next matching key and returns it; ok is false if
+// there is none.
+func (c *mcursor) seek(dim int, cur, limits []int64) (key int64, ok bool) {
+	t := c.t
+	for c.stack.n > 0 {
+		e := c.stack.pop()
+		if e < 0 {
+			if !c.has(-e, dim, cur, limits) {
+				addTo(cur, t.part(-e, 1))
+				continue
 			}
-			cur += t.at(r, 1, d)
+			return c.descend(-e, dim, cur, limits), true
+		}
+		addTo(cur, t.part(e, 0))
+		if r := t.nodes[e].right; r != 0 {
+			c.stack.push(-r)
+		}
+		if hit(dim, cur, limits) {
+			return t.nodes[e].key, true
 		}
 	}
 	return 0, false
 }
 
-func (t *mtree) descendUnder1(n int32, off int64, d int, limit int64) int64 {
+// descend finds the first match in subtree n, which must hold one.
+func (c *mcursor) descend(n int32, dim int, cur, limits []int64) int64 {
+	t := c.t
 	for {
 		nd := &t.nodes[n]
-		if l := nd.left; l != 0 && off+t.at(l, 3, d) <= limit {
-			n = l
-			continue
+		if l := nd.left; l != 0 {
+			if c.has(l, dim, cur, limits) {
+				c.stack.push(n)
+				n = l
+				continue
+			}
+			addTo(cur, t.part(l, 1))
 		}
-		off += t.at(nd.left, 1, d) + t.at(n, 0, d)
-		if off <= limit {
+		addTo(cur, t.part(n, 0))
+		if hit(dim, cur, limits) {
+			if nd.right != 0 {
+				c.stack.push(-nd.right)
+			}
 			return nd.key
 		}
 		n = nd.right

@@ -7,6 +7,7 @@ type mnode struct {
 	left  int32
 	right int32
 	prio  uint32
+	refs  int32 // spans starting or ending here, as in node
 }
 
 // mtree is the vector counterpart of tree: the same treap, with every
@@ -36,7 +37,7 @@ func (t *mtree) part(n int32, f int) []int64 {
 	return t.vals[b : b+t.dims : b+t.dims]
 }
 
-func (t *mtree) alloc(key int64, d []int64) int32 {
+func (t *mtree) alloc(key int64, d []int64, refs int32) int32 {
 	st := 4 * t.dims
 	if t.nodes == nil {
 		t.nodes = make([]mnode, 1, 3)
@@ -51,7 +52,7 @@ func (t *mtree) alloc(key int64, d []int64) int32 {
 		t.vals = append(t.vals, make([]int64, st)...)
 		n = int32(len(t.nodes) - 1)
 	}
-	t.nodes[n] = mnode{key: key, prio: nextPrio(&t.rng)}
+	t.nodes[n] = mnode{key: key, prio: nextPrio(&t.rng), refs: refs}
 	for f := range 4 {
 		copy(t.part(n, f), d)
 	}
@@ -87,12 +88,13 @@ func (t *mtree) pull(n int32) {
 	}
 }
 
-// add adds vector d to the delta at key; see tree.add.
-func (t *mtree) add(key int64, d []int64) {
-	if isZero(d) {
+// add adds vector d to the delta at key and refs to its reference count;
+// see tree.add.
+func (t *mtree) add(key int64, d []int64, refs int32) {
+	if refs == 0 && isZero(d) {
 		return
 	}
-	t.root = t.upd(t.root, key, d)
+	t.root = t.upd(t.root, key, d, refs)
 	if t.root == 0 {
 		t.nodes = t.nodes[:1]
 		t.vals = t.vals[:4*t.dims]
@@ -101,13 +103,13 @@ func (t *mtree) add(key int64, d []int64) {
 }
 
 // sub adds -d at key without allocating a negated copy.
-func (t *mtree) sub(key int64, d []int64) {
+func (t *mtree) sub(key int64, d []int64, refs int32) {
 	var buf [16]int64
 	v := scratch(buf[:], len(d))
 	for i, x := range d {
 		v[i] = -x
 	}
-	t.add(key, v)
+	t.add(key, v, refs)
 }
 
 func isZero(v []int64) bool {
@@ -130,19 +132,19 @@ func scratch(buf []int64, n int) []int64 {
 	return make([]int64, n)
 }
 
-func (t *mtree) upd(n int32, key int64, d []int64) int32 {
+func (t *mtree) upd(n int32, key int64, d []int64, refs int32) int32 {
 	if n == 0 {
-		return t.alloc(key, d)
+		return t.alloc(key, d, refs)
 	}
 	switch k := t.nodes[n].key; {
 	case key < k:
-		c := t.upd(t.nodes[n].left, key, d) // may grow the arenas
+		c := t.upd(t.nodes[n].left, key, d, refs) // may grow the arenas
 		t.nodes[n].left = c
 		if c != 0 && t.nodes[c].prio > t.nodes[n].prio {
 			return t.rotateRight(n)
 		}
 	case key > k:
-		c := t.upd(t.nodes[n].right, key, d)
+		c := t.upd(t.nodes[n].right, key, d, refs)
 		t.nodes[n].right = c
 		if c != 0 && t.nodes[c].prio > t.nodes[n].prio {
 			return t.rotateLeft(n)
@@ -152,7 +154,8 @@ func (t *mtree) upd(n int32, key int64, d []int64) int32 {
 		for i, x := range d {
 			delta[i] += x
 		}
-		if isZero(delta) {
+		t.nodes[n].refs += refs
+		if t.nodes[n].refs == 0 {
 			m := t.merge(t.nodes[n].left, t.nodes[n].right)
 			clear(t.vals[int(n)*4*t.dims : int(n+1)*4*t.dims])
 			t.release(n)

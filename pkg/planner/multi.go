@@ -34,6 +34,20 @@ func (m *Multi) Dims() int { return len(m.caps) }
 // Capacity returns dimension d's capacity.
 func (m *Multi) Capacity(d int) int64 { return m.caps[d] }
 
+// validVec is checkVec without building an error, for queries that only
+// answer false and may run in hot loops.
+func (m *Multi) validVec(v []int64) bool {
+	if len(v) != len(m.caps) {
+		return false
+	}
+	for d, x := range v {
+		if x < 0 || x > m.caps[d] {
+			return false
+		}
+	}
+	return true
+}
+
 func (m *Multi) checkVec(what string, v []int64) error {
 	if len(v) != len(m.caps) {
 		return fmt.Errorf("%w: %s has %d entries, want %d", ErrInvalid, what, len(v), len(m.caps))
@@ -65,10 +79,10 @@ func (m *Multi) Add(start, dur int64, amounts []int64) (SpanID, error) {
 					ErrOverCommit, d, a, start, start+dur, used[d], m.caps[d])
 			}
 		}
-		// End first, as in Planner.Add, to keep transient sums bounded.
-		m.t.sub(start+dur, amounts)
-		m.t.add(start, amounts)
 	}
+	// End first, as in Planner.Add, to keep transient sums bounded.
+	m.t.sub(start+dur, amounts, 1)
+	m.t.add(start, amounts, 1)
 	id, _ := m.spans.add(start, dur, struct{}{})
 	m.amts = append(m.amts, amounts...)
 	return id, nil
@@ -93,8 +107,8 @@ func (m *Multi) Remove(id SpanID) error {
 		return fmt.Errorf("%w: %d", ErrNoSpan, id)
 	}
 	r, a := m.spans.recs[i], m.amounts(i)
-	m.t.sub(r.start, a)
-	m.t.add(r.start+r.dur, a)
+	m.t.sub(r.start, a, -1)
+	m.t.add(r.start+r.dur, a, -1)
 	m.kill(i)
 	return nil
 }
@@ -115,13 +129,17 @@ func (m *Multi) Reduce(id SpanID, by []int64) error {
 			return fmt.Errorf("%w: reduce span %d dimension %d of amount %d by %d", ErrInvalid, id, d, a[d], x)
 		}
 	}
-	r := m.spans.recs[i]
-	m.t.sub(r.start, by)
-	m.t.add(r.start+r.dur, by)
+	var refs int32
 	for d, x := range by {
 		a[d] -= x
 	}
 	if isZero(a) {
+		refs = -1 // the span goes, and with it its hold on its two points
+	}
+	r := m.spans.recs[i]
+	m.t.sub(r.start, by, refs)
+	m.t.add(r.start+r.dur, by, refs)
+	if refs != 0 {
 		m.kill(i)
 	}
 	return nil
@@ -176,7 +194,7 @@ func (m *Multi) UsedMaxAll(at, dur int64, out []int64) {
 // Capacity(d). Zero amounts are always fine; a wrong-length or negative
 // vector never fits.
 func (m *Multi) Fits(at, dur int64, amounts []int64) bool {
-	if m.checkVec("amounts", amounts) != nil {
+	if !m.validVec(amounts) {
 		return false
 	}
 	if isZero(amounts) {
@@ -197,54 +215,55 @@ func (m *Multi) Fits(at, dur int64, amounts []int64) bool {
 // Fits(t, dur, amounts) and t+dur <= MaxTime; ok=false if some amount
 // exceeds its capacity or the arguments are invalid.
 func (m *Multi) EarliestFit(onOrAfter, dur int64, amounts []int64) (int64, bool) {
-	if dur < 1 || dur > MaxTime || m.checkVec("amounts", amounts) != nil {
+	if dur < 1 || dur > MaxTime || !m.validVec(amounts) {
 		return 0, false
 	}
+	t := max(onOrAfter, 0)
+	if t > MaxTime-dur {
+		return 0, false
+	}
+	if isZero(amounts) {
+		return t, true
+	}
 	n := len(m.caps)
-	var buf [3 * vecBuf]int64
-	s := scratch(buf[:], 3*n)
-	limits, used, cur := s[:n], s[n:2*n], s[2*n:]
+	var buf [2 * vecBuf]int64
+	s := scratch(buf[:], 2*n)
+	limits, cur := s[:n], s[n:]
 	for d, a := range amounts {
 		limits[d] = m.caps[d] - a
 	}
-	zero := isZero(amounts)
-	t := max(onOrAfter, 0)
+	c := mcursor{t: &m.t}
+	c.seekAfter(t, cur)
 	for {
+		if d := overDim(cur, limits); d >= 0 {
+			// No start before dimension d drops back can fit; it always
+			// does, since usage returns to 0 after the last point.
+			var ok bool
+			if t, ok = c.seek(d, cur, limits); !ok {
+				return 0, false // unreachable unless the tree is corrupt
+			}
+		} else {
+			q, ok := c.seek(-1, cur, limits)
+			if !ok || q-t >= dur {
+				return t, true
+			}
+			t = q
+			continue
+		}
 		if t > MaxTime-dur {
 			return 0, false
 		}
-		if zero {
-			return t, true
-		}
-		q, ok := m.t.firstOver(t, limits, used, cur)
-		// Blocked at t: jump to where every blocked dimension has cleared
-		// (each clears eventually since usage returns to 0), then recheck.
-		next := t
-		for d, u := range used {
-			if u > limits[d] {
-				c, _ := m.t.firstUnder1(t, d, limits[d])
-				next = max(next, c)
-			}
-		}
-		if next > t {
-			t = next
-			continue
-		}
-		if !ok || q-t >= dur {
-			return t, true
-		}
-		t = q
 	}
 }
 
-// NextChange returns the smallest time > after at which some dimension's
-// used amount changes, ok=false if none.
+// NextChange returns the smallest time > after at which a span starts or
+// ends, ok=false if none (see Planner.NextChange).
 func (m *Multi) NextChange(after int64) (int64, bool) { return m.t.next(after) }
 
 // NumSpans returns the number of live spans.
 func (m *Multi) NumSpans() int { return m.spans.live() }
 
-// NumPoints returns the number of distinct times at which usage changes.
+// NumPoints returns the number of distinct times at which spans start or end.
 func (m *Multi) NumPoints() int { return m.t.size() }
 
 // Empty reports whether the planner holds no spans.

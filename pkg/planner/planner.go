@@ -3,6 +3,7 @@ package planner
 import (
 	"errors"
 	"fmt"
+	"math"
 )
 
 // MaxTime is the largest time any window may reach; callers cap windows below it.
@@ -54,11 +55,12 @@ func checkWindow(start, dur int64) error {
 	return nil
 }
 
-// windowEnd returns at+dur saturated at MaxTime+1: no point lies beyond
-// MaxTime, so a longer window is equivalent and the sum cannot overflow.
+// windowEnd returns at+dur (dur >= 1), saturated at MaxInt64 instead of
+// overflowing; no point lies beyond MaxTime, so the clipped window is
+// equivalent.
 func windowEnd(at, dur int64) int64 {
-	if dur > MaxTime+1-at {
-		return MaxTime + 1
+	if at >= 0 && dur > math.MaxInt64-at {
+		return math.MaxInt64
 	}
 	return at + dur
 }
@@ -81,11 +83,11 @@ func (p *Planner) Add(start, dur, amount int64) (SpanID, error) {
 			return 0, fmt.Errorf("%w: amount %d over [%d,%d) with %d of %d used",
 				ErrOverCommit, amount, start, start+dur, used, p.capacity)
 		}
-		// End first: the transient state then only lowers prefix sums, which
-		// keeps them within [-capacity, capacity].
-		p.t.add(start+dur, -amount)
-		p.t.add(start, amount)
 	}
+	// End first: the transient state then only lowers prefix sums, which
+	// keeps them within [-capacity, capacity].
+	p.t.add(start+dur, -amount, 1)
+	p.t.add(start, amount, 1)
 	id, _ := p.spans.add(start, dur, amount)
 	return id, nil
 }
@@ -97,10 +99,8 @@ func (p *Planner) Remove(id SpanID) error {
 		return fmt.Errorf("%w: %d", ErrNoSpan, id)
 	}
 	r := p.spans.recs[i]
-	if r.val > 0 {
-		p.t.add(r.start, -r.val)
-		p.t.add(r.start+r.dur, r.val)
-	}
+	p.t.add(r.start, -r.val, -1)
+	p.t.add(r.start+r.dur, r.val, -1)
 	p.kill(i)
 	return nil
 }
@@ -116,12 +116,14 @@ func (p *Planner) Reduce(id SpanID, by int64) error {
 	if by < 0 || by > r.val {
 		return fmt.Errorf("%w: reduce span %d of amount %d by %d", ErrInvalid, id, r.val, by)
 	}
-	if by > 0 {
-		p.t.add(r.start, -by)
-		p.t.add(r.start+r.dur, by)
-		r.val -= by
+	var refs int32
+	if by == r.val {
+		refs = -1 // the span goes, and with it its hold on its two points
 	}
-	if r.val == 0 {
+	p.t.add(r.start, -by, refs)
+	p.t.add(r.start+r.dur, by, refs)
+	r.val -= by
+	if refs != 0 {
 		p.kill(i)
 	}
 	return nil
@@ -167,37 +169,48 @@ func (p *Planner) EarliestFit(onOrAfter, dur, amount int64) (int64, bool) {
 		return 0, false
 	}
 	t := max(onOrAfter, 0)
+	if t > MaxTime-dur {
+		return 0, false
+	}
+	if amount == 0 {
+		return t, true
+	}
 	limit := p.capacity - amount
+	var c cursor
+	p.t.cursorAfter(t, &c)
 	for {
-		if t > MaxTime-dur {
-			return 0, false
-		}
-		if amount == 0 {
-			return t, true
-		}
-		used, q, ok := p.t.first(t, limit, true)
-		if used <= limit {
+		if c.cur > limit {
+			// Blocked at t: skip to where usage drops back. It always does,
+			// since usage returns to 0 after the last point and limit >= 0.
+			var ok bool
+			if t, ok = c.seek(limit, false); !ok {
+				return 0, false // unreachable unless the tree is corrupt
+			}
+		} else {
+			q, ok := c.seek(limit, true)
 			if !ok || q-t >= dur {
 				return t, true
 			}
-			t = q // blocked from q on; skip to where it clears
+			t = q
+			continue
 		}
-		// Usage returns to 0 after the last point and limit >= 0, so a
-		// clearing point always exists.
-		_, t, _ = p.t.first(t, limit, false)
+		if t > MaxTime-dur {
+			return 0, false
+		}
 	}
 }
 
-// NextChange returns the smallest time > after at which the used amount
-// changes, ok=false if none. Points whose deltas cancel (a span ending where
-// an equal one starts) are not kept, so every returned time is a real change.
+// NextChange returns the smallest time > after at which a span starts or
+// ends, ok=false if none. Usage may be unchanged there when an end and a
+// start cancel; the time is reported anyway, since which spans hold the
+// amount has changed.
 func (p *Planner) NextChange(after int64) (int64, bool) { return p.t.next(after) }
 
 // NumSpans returns the number of live spans.
 func (p *Planner) NumSpans() int { return p.spans.live() }
 
-// NumPoints returns the number of distinct times at which usage changes;
-// the cost of every query is logarithmic in it.
+// NumPoints returns the number of distinct times at which spans start or
+// end; the cost of every query is logarithmic in it.
 func (p *Planner) NumPoints() int { return p.t.size() }
 
 // Empty reports whether the planner holds no spans.

@@ -85,13 +85,13 @@ func runRandom(t *testing.T, caps []int64, seed uint64, n int) {
 }
 
 func TestPropertyPlanner(t *testing.T) {
-	for seed := range uint64(3) {
-		runRandom(t, []int64{5}, seed, 2000)
+	for seed := range uint64(4) {
+		runRandom(t, []int64{5}, seed, 3000)
 	}
 }
 
 func TestPropertyMulti(t *testing.T) {
-	for seed := range uint64(3) {
-		runRandom(t, []int64{4, 7, 2}, seed+100, 2000)
+	for seed := range uint64(4) {
+		runRandom(t, []int64{4, 7, 2}, seed+100, 3000)
 	}
 }

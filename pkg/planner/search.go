@@ -80,43 +80,112 @@ func (t *tree) window(lo, hi int64) (usedLo, inside int64, ok bool) {
 	return off, best, true
 }
 
-// first returns used(lo) and the smallest key k > lo with used(k) > limit
-// (above) or used(k) <= limit (!above).
+// cursor scans the keys of a tree in increasing order for the first one
+// whose used amount is above (or at or below) a limit. It never revisits a
+// key, and skips any subtree without a match in O(1) from its maxP/minP, so
+// each seek costs O(log P) amortized and a sequence of seeks over nearby
+// keys, as EarliestFit does, shares the walk.
 //
-// The keys > lo, in order, are: for each node where the walk toward lo
-// turned left, deepest first, that node and then its right subtree. So the
-// walk records those nodes and then scans them with a running prefix sum,
-// testing each right subtree in O(1) via maxP/minP and descending into the
-// first one that holds a match.
-func (t *tree) first(lo, limit int64, above bool) (usedLo, key int64, ok bool) {
-	var buf [64]int32
-	stack := buf[:0]
-	var cur int64
+// The keys not yet passed are the stack entries from top to bottom: n > 0
+// stands for node n followed by its whole right subtree, n < 0 for the whole
+// subtree -n. cur is used() at the last key passed.
+type cursor struct {
+	t     *tree
+	cur   int64
+	stack nodeStack
+}
+
+// nodeStack is a stack of node entries held inline, so that a cursor on
+// the caller's stack allocates nothing; it spills to the heap only if the
+// tree is deeper than the inline part, which a treap almost never is.
+type nodeStack struct {
+	n      int
+	inline [64]int32
+	spill  []int32
+}
+
+func (s *nodeStack) push(x int32) {
+	if s.n < len(s.inline) {
+		s.inline[s.n] = x
+	} else {
+		s.spill = append(s.spill[:s.n-len(s.inline)], x)
+	}
+	s.n++
+}
+
+func (s *nodeStack) pop() int32 {
+	s.n--
+	if s.n < len(s.inline) {
+		return s.inline[s.n]
+	}
+	return s.spill[s.n-len(s.inline)]
+}
+
+// cursorAfter positions a cursor after every key <= lo: descending toward
+// lo, each node where the walk turns left is still ahead, together with
+// its right subtree, and the deepest such node is the nearest.
+func (t *tree) cursorAfter(lo int64, c *cursor) {
+	*c = cursor{t: t}
 	for n := t.root; n != 0; {
 		nd := &t.nodes[n]
 		if nd.key <= lo {
-			cur += t.nodes[nd.left].sum + nd.delta
+			c.cur += t.nodes[nd.left].sum + nd.delta
 			n = nd.right
 		} else {
-			stack = append(stack, n)
+			c.stack.push(n)
 			n = nd.left
 		}
 	}
-	usedLo = cur
-	for i := len(stack) - 1; i >= 0; i-- {
-		nd := &t.nodes[stack[i]]
-		cur += nd.delta
-		if (cur > limit) == above {
-			return usedLo, nd.key, true
-		}
-		if r := nd.right; r != 0 {
-			if t.subtreeHas(r, cur, limit, above) {
-				return usedLo, t.descend(r, cur, limit, above), true
+}
+
+// seek advances to the next key k with used(k) > limit (above) or
+// used(k) <= limit (!above) and returns it; ok is false if there is none.
+func (c *cursor) seek(limit int64, above bool) (key int64, ok bool) {
+	t := c.t
+	for c.stack.n > 0 {
+		e := c.stack.pop()
+		if e < 0 {
+			if !t.subtreeHas(-e, c.cur, limit, above) {
+				c.cur += t.nodes[-e].sum
+				continue
 			}
-			cur += t.nodes[r].sum
+			return c.descend(-e, limit, above), true
+		}
+		nd := &t.nodes[e]
+		c.cur += nd.delta
+		if nd.right != 0 {
+			c.stack.push(-nd.right)
+		}
+		if (c.cur > limit) == above {
+			return nd.key, true
 		}
 	}
-	return usedLo, 0, false
+	return 0, false
+}
+
+// descend finds the first matching key in subtree n, which must hold one,
+// leaving what follows it in n on the stack.
+func (c *cursor) descend(n int32, limit int64, above bool) int64 {
+	t := c.t
+	for {
+		nd := &t.nodes[n]
+		if l := nd.left; l != 0 {
+			if t.subtreeHas(l, c.cur, limit, above) {
+				c.stack.push(n)
+				n = l
+				continue
+			}
+			c.cur += t.nodes[l].sum
+		}
+		c.cur += nd.delta
+		if (c.cur > limit) == above {
+			if nd.right != 0 {
+				c.stack.push(-nd.right)
+			}
+			return nd.key
+		}
+		n = nd.right
+	}
 }
 
 // subtreeHas reports whether some key in subtree n, entered with prefix off,
@@ -126,22 +195,6 @@ func (t *tree) subtreeHas(n int32, off, limit int64, above bool) bool {
 		return off+t.nodes[n].maxP > limit
 	}
 	return off+t.nodes[n].minP <= limit
-}
-
-// descend finds the first matching key in subtree n, which must hold one.
-func (t *tree) descend(n int32, off, limit int64, above bool) int64 {
-	for {
-		nd := &t.nodes[n]
-		if l := nd.left; l != 0 && t.subtreeHas(l, off, limit, above) {
-			n = l
-			continue
-		}
-		off += t.nodes[nd.left].sum + nd.delta
-		if (off > limit) == above {
-			return nd.key
-		}
-		n = nd.right
-	}
 }
 
 // next returns the smallest key > after.

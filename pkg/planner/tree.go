@@ -1,8 +1,10 @@
 package planner
 
-// node is one time point of the scalar tree. Aggregates cover the node's
-// subtree in key order: sum of deltas, and the largest and smallest prefix
-// sum over its non-empty prefixes (relative to the subtree's start).
+// node is one time point of the scalar tree: a time at which refs spans
+// start or end, changing usage by delta (0 when they cancel). Aggregates
+// cover the node's subtree in key order: sum of deltas, and the largest and
+// smallest prefix sum over its non-empty prefixes (relative to the
+// subtree's start).
 type node struct {
 	key   int64
 	delta int64
@@ -12,6 +14,7 @@ type node struct {
 	left  int32
 	right int32
 	prio  uint32
+	refs  int32
 }
 
 // tree is a treap of time points in a slice arena. Index 0 is a sentinel
@@ -45,7 +48,7 @@ func (t *tree) reset() {
 	t.root, t.free, t.count = 0, 0, 0
 }
 
-func (t *tree) alloc(key, d int64) int32 {
+func (t *tree) alloc(key, d int64, refs int32) int32 {
 	if t.nodes == nil {
 		// The sentinel plus both points of a first span.
 		t.nodes = make([]node, 1, 3)
@@ -58,7 +61,7 @@ func (t *tree) alloc(key, d int64) int32 {
 		t.nodes = append(t.nodes, node{})
 		n = int32(len(t.nodes) - 1)
 	}
-	t.nodes[n] = node{key: key, delta: d, sum: d, maxP: d, minP: d, prio: nextPrio(&t.rng)}
+	t.nodes[n] = node{key: key, delta: d, sum: d, maxP: d, minP: d, prio: nextPrio(&t.rng), refs: refs}
 	t.count++
 	return n
 }
@@ -88,13 +91,16 @@ func (t *tree) pull(n int32) {
 	nd.sum, nd.maxP, nd.minP = s, mx, mn
 }
 
-// add adds d to the delta at key, creating the point if needed and
-// dropping it when its delta returns to 0.
-func (t *tree) add(key, d int64) {
-	if d == 0 {
+// add adds d to the delta at key and refs to its reference count (one per
+// span starting or ending there), creating the point if needed and
+// dropping it when no span starts or ends there any more. Points are kept
+// even where deltas cancel, because callers such as reservation search
+// treat every span boundary as a moment when the picture may change.
+func (t *tree) add(key, d int64, refs int32) {
+	if d == 0 && refs == 0 {
 		return
 	}
-	t.root = t.upd(t.root, key, d)
+	t.root = t.upd(t.root, key, d, refs)
 	if t.root == 0 {
 		// Empty again: forget the free list so the arena does not stay
 		// fragmented, but keep its capacity for the next span.
@@ -103,19 +109,19 @@ func (t *tree) add(key, d int64) {
 	}
 }
 
-func (t *tree) upd(n int32, key, d int64) int32 {
+func (t *tree) upd(n int32, key, d int64, refs int32) int32 {
 	if n == 0 {
-		return t.alloc(key, d)
+		return t.alloc(key, d, refs)
 	}
 	switch k := t.nodes[n].key; {
 	case key < k:
-		c := t.upd(t.nodes[n].left, key, d) // may grow the arena
+		c := t.upd(t.nodes[n].left, key, d, refs) // may grow the arena
 		t.nodes[n].left = c
 		if c != 0 && t.nodes[c].prio > t.nodes[n].prio {
 			return t.rotateRight(n)
 		}
 	case key > k:
-		c := t.upd(t.nodes[n].right, key, d)
+		c := t.upd(t.nodes[n].right, key, d, refs)
 		t.nodes[n].right = c
 		if c != 0 && t.nodes[c].prio > t.nodes[n].prio {
 			return t.rotateLeft(n)
@@ -123,7 +129,8 @@ func (t *tree) upd(n int32, key, d int64) int32 {
 	default:
 		nd := &t.nodes[n]
 		nd.delta += d
-		if nd.delta == 0 {
+		nd.refs += refs
+		if nd.refs == 0 {
 			m := t.merge(nd.left, nd.right)
 			t.release(n)
 			return m
