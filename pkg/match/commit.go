@@ -78,6 +78,7 @@ func (m *Matcher) apply(j *Job) error {
 		}
 		vec := acc.vec(v)
 		vec[m.jobDim] = 1
+		m.forgetStart(i)
 		sid, err := a.Add(j.At, j.Duration, vec)
 		if err != nil {
 			m.unapply(j)
@@ -105,7 +106,9 @@ func (m *Matcher) unapply(j *Job) {
 		}
 	}
 	for _, a := range j.aggs {
-		_ = m.agg[m.inner[a.v]].Remove(a.id)
+		i := m.inner[a.v]
+		m.forgetStart(i)
+		_ = m.agg[i].Remove(a.id)
 	}
 	j.aggs = j.aggs[:0]
 }

@@ -43,6 +43,14 @@ type Matcher struct {
 
 	plan []*planner.Planner // by vertex, created on first claim
 	agg  []*planner.Multi   // by inner index, created on first touch
+	// startUsed caches agg's usage at one instant, per inner vertex and
+	// dimension; startAt says which instant (-1: none). Usage at a window's
+	// start bounds usage over the window from below, so a cached value too
+	// high to fit rejects a subtree without walking its planner. A loop of
+	// the queue asks about the same instant many times; a commit or cancel
+	// touching the vertex clears its row.
+	startUsed []int64
+	startAt   []int64
 	// tags counts jobs (allocations and reservations) touching a vertex;
 	// allocs counts live allocations only (the overrun guard).
 	tags   []int32
@@ -136,6 +144,11 @@ func New(g *resource.Graph, opts Options) (*Matcher, error) {
 	}
 	m.agg = make([]*planner.Multi, innerCount)
 	m.totals = make([]int64, int(innerCount)*m.dims)
+	m.startUsed = make([]int64, int(innerCount)*m.dims)
+	m.startAt = make([]int64, int(innerCount)*m.dims)
+	for i := range m.startAt {
+		m.startAt[i] = -1
+	}
 	// Post-order accumulation: pre-order numbering means children have
 	// larger indexes than their parents, so a reverse sweep suffices.
 	for v := int32(n - 1); v >= 0; v-- {
@@ -261,4 +274,26 @@ func (m *Matcher) idle() bool {
 		}
 	}
 	return len(m.jobs) == 0
+}
+
+// usedAtStart returns the units of dimension d used in inner vertex i's
+// subtree at time at, from the cache when it holds that instant.
+func (m *Matcher) usedAtStart(i int32, d int, at int64) int64 {
+	k := int(i)*m.dims + d
+	if m.startAt[k] != at {
+		var u int64
+		if a := m.agg[i]; a != nil {
+			u = a.UsedAt(at, d)
+		}
+		m.startUsed[k], m.startAt[k] = u, at
+	}
+	return m.startUsed[k]
+}
+
+// forgetStart drops inner vertex i's cached row after its planner changed.
+func (m *Matcher) forgetStart(i int32) {
+	row := m.startAt[int(i)*m.dims : int(i+1)*m.dims]
+	for d := range row {
+		row[d] = -1
+	}
 }

@@ -43,6 +43,7 @@ type selector struct {
 	rem    []int64 // stack of remaining counts, one frame per active level
 	remTop int
 	need   []int64 // scratch need vector
+	free   []int64 // scratch for freeUnits
 
 	ex Explain
 }
@@ -54,6 +55,7 @@ func (s *selector) init(m *Matcher) {
 	s.tentAmt = make([]int64, n)
 	s.tentTouch = make([]int32, n)
 	s.need = make([]int64, m.dims)
+	s.free = make([]int64, m.dims)
 	s.nodeType, s.hasNodes = m.g.NodeType()
 }
 
@@ -203,7 +205,9 @@ func (s *selector) fill(u int32, level []*req, rem []int64, top bool) {
 				s.packSlots(u, q, &rem[i])
 			}
 		}
-		if done(rem) {
+		// The anchor is where this level's slots come from: below it there
+		// is no capacity the packing did not already see.
+		if done(rem) || onlySlots(level) {
 			return
 		}
 	}
@@ -252,10 +256,25 @@ func (s *selector) isAnchor(u int32) bool {
 }
 
 // packSlots takes as many slots at anchor a as are still needed and fit.
+// The anchor's free units are read once and counted down per slot: once
+// they cannot cover another slot, a leaf search that must fail is skipped.
 func (s *selector) packSlots(a int32, q *req, rem *int64) {
+	free := s.freeUnits(a, q.need)
 	for *rem > 0 {
-		if !s.fitsAgg(a, q.need) || !s.satisfy(a, q.with, false) {
+		if free != nil {
+			for d, n := range q.need {
+				if n > free[d] {
+					return
+				}
+			}
+		}
+		if !s.satisfy(a, q.with, false) {
 			return
+		}
+		for d, n := range q.need {
+			if free != nil {
+				free[d] -= n
+			}
 		}
 		s.slots = append(s.slots, slotRec{q: q, anchor: a, mark: len(s.claims)})
 		*rem--
@@ -279,7 +298,8 @@ func (s *selector) visit(c int32, level []*req, rem []int64) {
 		s.ex.NodesConstrained++
 		return
 	}
-	if s.fullyHeld(c, vx) || (isNode && s.m.policy.NodeExclusive && !s.committedFree(c)) {
+	avail := s.avail(c, vx)
+	if avail <= 0 || (isNode && s.m.policy.NodeExclusive && !s.committedFree(c)) {
 		if isNode {
 			s.ex.NodesBusy++
 		}
@@ -291,7 +311,7 @@ func (s *selector) visit(c int32, level []*req, rem []int64) {
 		}
 		q := level[i]
 		if len(q.with) == 0 && !q.subtree {
-			s.takePool(c, vx, q, &rem[i])
+			s.takePool(c, vx, q, &rem[i], avail)
 			return
 		}
 		if s.takeUnit(c, vx, q) {
@@ -301,7 +321,20 @@ func (s *selector) visit(c int32, level []*req, rem []int64) {
 		}
 		return
 	}
-	if m.inner[c] < 0 || !s.canContribute(c, level, rem) {
+	if m.inner[c] < 0 {
+		return
+	}
+	if onlySlots(level) && s.isAnchor(c) {
+		// packSlots reads the anchor's free units itself; checking the
+		// aggregate here too would double the cost of every node visited.
+		before := remaining(rem)
+		s.fill(c, level, rem, false)
+		if isNode && remaining(rem) == before {
+			s.ex.NodesBusy++
+		}
+		return
+	}
+	if !s.canContribute(c, level, rem) {
 		if isNode {
 			s.ex.NodesBusy++
 		}
@@ -310,17 +343,31 @@ func (s *selector) visit(c int32, level []*req, rem []int64) {
 	s.fill(c, level, rem, false)
 }
 
+func onlySlots(level []*req) bool {
+	for _, q := range level {
+		if !q.slot {
+			return false
+		}
+	}
+	return true
+}
+
+func remaining(rem []int64) int64 {
+	var n int64
+	for _, r := range rem {
+		n += r
+	}
+	return n
+}
+
 func (s *selector) matchConstraint(c int32, vx *resource.Vertex) bool {
 	return s.req.constraint.Match(vx.DisplayName(), vx.Rank, vx.Properties)
 }
 
-// takePool claims up to rem units of a leaf request from pool c.
-func (s *selector) takePool(c int32, vx *resource.Vertex, q *req, rem *int64) {
+// takePool claims up to rem units of a leaf request from pool c, of which
+// avail are free.
+func (s *selector) takePool(c int32, vx *resource.Vertex, q *req, rem *int64, avail int64) {
 	if q.excl && vx.Size == 1 && s.overrunGuard(c) {
-		return
-	}
-	avail := s.avail(c, vx)
-	if avail <= 0 {
 		return
 	}
 	take := min(avail, *rem)
@@ -384,12 +431,6 @@ func (s *selector) tentBelow(c int32) int32 {
 	return s.tentTouch[c]
 }
 
-// fullyHeld: nothing of c is left for this window (another job holds it
-// exclusively, or this selection already took it all).
-func (s *selector) fullyHeld(c int32, vx *resource.Vertex) bool {
-	return s.avail(c, vx) <= 0
-}
-
 // overrunGuard: an immediate exclusive claim also needs the vertex free of
 // live allocations, whatever their planned end, so a job running past its
 // duration is never doubled up on (Fluxion does the same).
@@ -438,18 +479,53 @@ func (s *selector) fitsAgg(c int32, need []int64) bool {
 	if i < 0 {
 		return true
 	}
+	tot := m.totals[int(i)*m.dims : int(i+1)*m.dims]
 	if !s.sat {
 		if a := m.agg[i]; a != nil {
+			for d, n := range need {
+				if n > 0 && n > tot[d]-m.usedAtStart(i, d, s.at) {
+					return false
+				}
+			}
 			return a.Fits(s.at, s.dur, need)
 		}
 	}
-	tot := m.totals[int(i)*m.dims : int(i+1)*m.dims]
 	for d, n := range need {
 		if n > tot[d] {
 			return false
 		}
 	}
 	return true
+}
+
+// freeUnits returns, for an inner vertex, its subtree's free units over the
+// window in the dimensions need names (others are left 0), in a scratch
+// vector valid until the next call; nil for leaves.
+func (s *selector) freeUnits(c int32, need []int64) []int64 {
+	m := s.m
+	i := m.inner[c]
+	if i < 0 {
+		return nil
+	}
+	tot := m.totals[int(i)*m.dims : int(i+1)*m.dims]
+	a := m.agg[i]
+	for d, n := range need {
+		s.free[d] = 0
+		if n == 0 {
+			continue
+		}
+		s.free[d] = tot[d]
+		if !s.sat && a != nil {
+			// The cached usage at the window start settles most full
+			// subtrees without a planner walk.
+			if s.free[d]-m.usedAtStart(i, d, s.at) < n {
+				s.free[d] -= m.usedAtStart(i, d, s.at)
+				return s.free
+			}
+			s.free[d] -= a.UsedMax(s.at, s.dur, d)
+		}
+	}
+	return s.free
 }
 
 // canContribute: c's subtree can supply at least one unit of some request

@@ -12,7 +12,7 @@
 //	    while fewer than reservation-depth groups hold reservations:
 //	        allocate_orelse_reserve      -> started now | reserved at t | blocked | rejected
 //	    after that:
-//	        allocate_with_satisfiability -> started now | waits            | rejected
+//	        allocate                     -> started now | waits
 //	    fcfs: the first group that cannot start ends the loop
 //
 // Reservations are recomputed each loop, so they move earlier when jobs end
@@ -21,7 +21,8 @@
 // ends before the reservation starts (fluxion.md §11).
 //
 // A group the empty, all-up graph cannot hold is rejected at once with the
-// matcher's reason: it never waits in the queue. A group that cannot be
+// matcher's reason, at Submit: it never waits in the queue. Satisfiability
+// is checked again only when ResourcesChanged says the graph changed. A group that cannot be
 // reserved at any time under the current state (its nodes are down) moves to
 // the blocked list until ResourcesChanged is called.
 //

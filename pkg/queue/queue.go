@@ -126,6 +126,9 @@ type entry struct {
 	state  State
 	at     int64
 	reason string
+	// busyGen is the generation at which an allocate-now last failed; while
+	// nothing is freed the answer cannot change, so the match is skipped.
+	busyGen uint64
 }
 
 // Manager is the queue over one matcher. Not safe for concurrent use.
@@ -138,6 +141,15 @@ type Manager struct {
 	byID    map[int64]*entry
 	// reserved lists groups holding a reservation from the last loop.
 	reserved []*entry
+	// gen counts changes that free resources (Complete, Remove,
+	// ResourcesChanged). firstNew is the lowest queue position a Submit
+	// took since the last loop: entries before it saw exactly the same
+	// queue and state then as now.
+	gen      uint64
+	loopGen  uint64
+	firstNew int
+	// Skipped counts matches avoided because they could not have changed.
+	Skipped int64
 }
 
 // New returns a manager placing groups on m.
@@ -180,34 +192,75 @@ func (q *Manager) Submit(g *Group) (Decision, error) {
 	e := &entry{g: g, state: Pending}
 	i, _ := slices.BinarySearchFunc(q.pending, e, less)
 	q.pending = slices.Insert(q.pending, i, e)
+	q.firstNew = min(q.firstNew, i)
 	q.byID[g.ID] = e
 	return Decision{Group: g, State: Pending}, nil
 }
 
 // Schedule runs one loop at time now and returns a decision for every
 // group it considered, in queue order.
+//
+// The loop has Fluxion's semantics: reservations are recomputed and every
+// considered group is matched. Where nothing was freed since the last loop
+// and no group was queued ahead, a group's answer is known to be the same
+// (the engine is deterministic, the state is the same, and a later window
+// only meets more of it), so the match is skipped: a group that could not
+// start still cannot, and a reservation still in the future stands.
 func (q *Manager) Schedule(now int64) ([]Decision, error) {
+	// A prefix of the queue is unchanged when no resources were freed and
+	// nothing was queued into it; its reservations stand if still ahead.
+	prefix := 0
+	if q.gen == q.loopGen {
+		prefix = min(q.firstNew, len(q.pending))
+	}
+	kept := q.reserved[:0]
 	for _, e := range q.reserved {
+		if pos := slices.Index(q.pending, e); pos >= 0 && pos < prefix && e.at > now {
+			kept = append(kept, e)
+			continue
+		}
 		if err := q.m.Cancel(e.g.ID); err != nil {
 			return nil, fmt.Errorf("queue: cancel reservation of group %d: %w", e.g.ID, err)
 		}
 		e.state = Pending
 	}
-	q.reserved = q.reserved[:0]
+	q.reserved = kept
+	keptSet := len(kept)
+	q.loopGen, q.firstNew = q.gen, len(q.pending)
 	depth := q.cfg.reservationDepth()
 	var out []Decision
 	var keep []*entry
 	considered := 0
 	stop := false
-	for _, e := range q.pending {
+	reservations := 0
+	for pos, e := range q.pending {
 		if stop || considered >= q.cfg.QueueDepth {
 			keep = append(keep, e)
 			continue
 		}
 		considered++
-		op := match.AllocateWithSatisfiability
-		if len(q.reserved) < depth {
+		if pos < prefix && e.state == Reserved && keptSet > 0 {
+			reservations++
+			keep = append(keep, e)
+			out = append(out, Decision{Group: e.g, State: Reserved, At: e.at})
+			q.Skipped++
+			continue
+		}
+		// Satisfiability was settled at Submit (and again by
+		// ResourcesChanged), so a failure here only means "not now": the
+		// plain allocate spares a second, state-free selection per group.
+		op := match.Allocate
+		if reservations < depth {
 			op = match.AllocateOrElseReserve
+		}
+		if op == match.Allocate && pos < prefix && e.state == Pending && e.busyGen == q.gen && e.reason != "" {
+			keep = append(keep, e)
+			out = append(out, Decision{Group: e.g, State: Pending, Reason: e.reason})
+			q.Skipped++
+			if q.cfg.Policy == FCFS {
+				stop = true
+			}
+			continue
 		}
 		res, err := q.m.Match(op, e.g.Jobspec, e.g.ID, now)
 		if err != nil {
@@ -221,6 +274,7 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 		case match.Reserved:
 			e.state, e.at = Reserved, res.At
 			q.reserved = append(q.reserved, e)
+			reservations++
 			keep = append(keep, e)
 		case match.Busy:
 			if op == match.AllocateOrElseReserve {
@@ -229,7 +283,7 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 				e.state, e.reason = Blocked, res.Reason
 				q.blocked = append(q.blocked, e)
 			} else {
-				e.state, e.reason = Pending, res.Reason
+				e.state, e.reason, e.busyGen = Pending, res.Reason, q.gen
 				keep = append(keep, e)
 			}
 			if q.cfg.Policy == FCFS {
@@ -257,6 +311,7 @@ func (q *Manager) Complete(id int64) error {
 	}
 	delete(q.running, id)
 	delete(q.byID, id)
+	q.gen++
 	return q.m.Cancel(id)
 }
 
@@ -278,18 +333,44 @@ func (q *Manager) Remove(id int64) error {
 	q.pending = slices.DeleteFunc(q.pending, func(x *entry) bool { return x == e })
 	q.blocked = slices.DeleteFunc(q.blocked, func(x *entry) bool { return x == e })
 	delete(q.byID, id)
+	q.gen++
 	return nil
 }
 
 // ResourcesChanged returns blocked groups to the queue (a node came back,
-// capacity was added).
-func (q *Manager) ResourcesChanged() {
+// capacity was added) and rejects waiting groups the graph can no longer
+// hold at all (capacity was removed). It returns the rejections.
+func (q *Manager) ResourcesChanged() ([]Decision, error) {
+	q.gen++
 	for _, e := range q.blocked {
 		e.state = Pending
 		i, _ := slices.BinarySearchFunc(q.pending, e, less)
 		q.pending = slices.Insert(q.pending, i, e)
 	}
 	q.blocked = q.blocked[:0]
+	var out []Decision
+	var keep []*entry
+	for _, e := range q.pending {
+		res, err := q.m.Match(match.Satisfiability, e.g.Jobspec, e.g.ID, e.g.Submit)
+		if err != nil {
+			return nil, err
+		}
+		if res.Status == match.Satisfiable {
+			keep = append(keep, e)
+			continue
+		}
+		if e.state == Reserved {
+			if err := q.m.Cancel(e.g.ID); err != nil {
+				return nil, err
+			}
+			q.reserved = slices.DeleteFunc(q.reserved, func(x *entry) bool { return x == e })
+		}
+		e.state, e.reason = Rejected, res.Status.String()+": "+res.Reason
+		delete(q.byID, e.g.ID)
+		out = append(out, Decision{Group: e.g, State: Rejected, Reason: e.reason})
+	}
+	q.pending = keep
+	return out, nil
 }
 
 // Pending returns the groups waiting (pending or reserved), in queue order.

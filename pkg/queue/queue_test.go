@@ -191,7 +191,9 @@ func TestBlockedUntilResourcesChange(t *testing.T) {
 	if err := h.m.MarkUp(h.m.Graph().ByTypeName("node")[0]); err != nil {
 		t.Fatal(err)
 	}
-	h.q.ResourcesChanged()
+	if rej, err := h.q.ResourcesChanged(); err != nil || len(rej) != 0 {
+		t.Fatalf("ResourcesChanged: %v %v", rej, err)
+	}
 	if got := h.schedule(2); got != "1:running@2" {
 		t.Fatalf("after node up: %s", got)
 	}

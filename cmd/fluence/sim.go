@@ -1,0 +1,281 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fluence-sched/fluence/pkg/match"
+	"github.com/fluence-sched/fluence/pkg/queue"
+	"github.com/fluence-sched/fluence/pkg/resource"
+	"github.com/fluence-sched/fluence/pkg/sim"
+	"github.com/fluence-sched/fluence/pkg/sim/experiments"
+	"github.com/fluence-sched/fluence/pkg/sim/report"
+)
+
+type simFlags struct {
+	workload      string
+	synthetic     string
+	cluster       string
+	schedulers    []string
+	matchPolicy   string
+	queuePolicies []string
+	queueDepth    int
+	resDepth      int
+	seeds         []uint
+	out           string
+	json          bool
+	noFiles       bool
+	stallWindow   float64
+	permitTimeout float64
+	quotaCPU      float64
+	quotaPods     int
+}
+
+func simCmd() *cobra.Command {
+	var f simFlags
+	cmd := &cobra.Command{
+		Use:   "sim",
+		Short: "Replay a workload under fluence and models of its peers; compare",
+		Long: `Replays a pod-group workload on a simulated cluster under the real fluence
+engine and under models of the stock kube-scheduler, the Coscheduling plugin
+and Kueue-style quota admission, and prints one comparison table.
+
+With no arguments it replays run8 (100 LAMMPS MiniClusters of 2-6 pods on 8
+nodes with 3 free CPUs each) and shows the measured outcomes beside the
+simulated ones. Files (CSV and JSON per job and scheduler, plots) go to --out.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runSim(cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.workload, "workload", "run8", "embedded workload (run8, run10, backfill) or a workload YAML file")
+	fl.StringVar(&f.synthetic, "synthetic", "", `synthesize a workload instead, e.g. "nodes=1000,groups=10000" (docs/sim-workload.md); "default" for the defaults`)
+	fl.StringVar(&f.cluster, "cluster", "", `replace the workload's cluster with a generated one, e.g. "cluster[1]->node[8]->{core[3],memory[1]:29}" (memory in GiB)`)
+	fl.StringSliceVar(&f.schedulers, "schedulers", []string{"fluence", "stock", "coscheduling", "quota"}, "schedulers to run")
+	fl.StringVar(&f.matchPolicy, "policy", "lonode", "fluence match policy: "+strings.Join(match.PolicyNames(), ", "))
+	fl.StringSliceVar(&f.queuePolicies, "queue-policy", []string{"easy", "fcfs", "hybrid", "conservative"}, "fluence queue policies; the first is reported as \"fluence\", others as \"fluence:<policy>\"")
+	fl.IntVar(&f.queueDepth, "queue-depth", queue.DefaultQueueDepth, "groups considered per scheduling loop")
+	fl.IntVar(&f.resDepth, "reservation-depth", queue.DefaultReservationDepth, "reservations per loop (hybrid)")
+	fl.UintSliceVar(&f.seeds, "seeds", []uint{1}, "seeds for sampled release delays and synthetic workloads; each seed is a separate run")
+	fl.StringVar(&f.out, "out", "sim-results", "directory for CSV, JSON and plots")
+	fl.BoolVar(&f.noFiles, "no-files", false, "write no files")
+	fl.BoolVar(&f.json, "json", false, "print one JSON summary on stdout instead of the table")
+	fl.Float64Var(&f.stallWindow, "stall-window", 300, "seconds without any start or completion, with pods pending, that count as a stall")
+	fl.Float64Var(&f.permitTimeout, "permit-timeout", 0, "coscheduling Permit wait in seconds (default: the workload's, else 60)")
+	fl.Float64Var(&f.quotaCPU, "quota-cpu", 0, "quota model CPU quota in cores (default: the workload's, else the cluster's)")
+	fl.IntVar(&f.quotaPods, "quota-pods", 0, "quota model pod quota (default: the workload's, else unlimited)")
+	return cmd
+}
+
+func loadSimWorkload(f simFlags, seed64 uint) (*sim.Workload, error) {
+	seed := uint64(seed64)
+	var w *sim.Workload
+	var err error
+	switch {
+	case f.synthetic != "":
+		spec := f.synthetic
+		if spec == "default" {
+			spec = ""
+		}
+		s, perr := sim.ParseSynthSpec(spec)
+		if perr != nil {
+			return nil, perr
+		}
+		if !strings.Contains(spec, "seed=") {
+			s.Seed = seed
+		}
+		w, err = sim.Synthesize(s)
+	case f.workload == "backfill":
+		w = sim.BackfillWorkload()
+	default:
+		data, rerr := experiments.Read(f.workload)
+		if rerr != nil {
+			if _, statErr := os.Stat(f.workload); statErr != nil {
+				return nil, rerr
+			}
+			return sim.LoadWorkload(f.workload, sim.LoadOptions{Seed: seed})
+		}
+		w, err = sim.ParseWorkload(data, sim.LoadOptions{Seed: seed})
+	}
+	if err != nil {
+		return nil, err
+	}
+	if f.cluster != "" {
+		c, err := clusterFromSpec(f.cluster)
+		if err != nil {
+			return nil, fmt.Errorf("--cluster: %w", err)
+		}
+		w.Cluster = c
+	}
+	return w, nil
+}
+
+// clusterFromSpec generates a graph and reads it back as nodes: cores are
+// CPUs, memory vertices are GiB, gpu vertices are GPUs.
+func clusterFromSpec(spec string) (sim.Cluster, error) {
+	g, err := resource.Generate(spec)
+	if err != nil {
+		return sim.Cluster{}, err
+	}
+	var c sim.Cluster
+	for _, n := range g.ByTypeName("node") {
+		ns := sim.NodeSpec{Name: g.Vertex(n).DisplayName(), Labels: g.Vertex(n).Properties}
+		for v := n; v < g.SubtreeEnd(n); v++ {
+			vx := g.Vertex(v)
+			switch g.TypeName(vx.Type) {
+			case "core":
+				ns.CPU += 1000
+			case "gpu":
+				ns.GPU++
+			case "memory":
+				ns.Memory += vx.Size << 30
+			}
+		}
+		if ns.Memory == 0 {
+			ns.Memory = math.MaxInt64 / 4 // not modelled: never binds
+		}
+		c.Nodes = append(c.Nodes, ns)
+	}
+	if len(c.Nodes) == 0 {
+		return c, errors.New("the spec has no node vertices")
+	}
+	return c, nil
+}
+
+func newFluence(f simFlags, pol string) (sim.Scheduler, error) {
+	return sim.NewFluence(sim.FluenceConfig{MatchPolicy: f.matchPolicy, Queue: queue.Config{
+		Policy: queue.Policy(pol), QueueDepth: f.queueDepth, ReservationDepth: f.resDepth}})
+}
+
+// namedScheduler renames extra fluence variants so every result has a
+// distinct scheduler name.
+type namedScheduler struct {
+	sim.Scheduler
+	name string
+}
+
+func (n namedScheduler) Name() string { return n.name }
+
+func buildSchedulers(f simFlags, w *sim.Workload) ([]sim.Scheduler, error) {
+	var out []sim.Scheduler
+	for _, name := range f.schedulers {
+		switch name {
+		case "fluence":
+			for i, pol := range f.queuePolicies {
+				s, err := newFluence(f, pol)
+				if err != nil {
+					return nil, err
+				}
+				if i > 0 {
+					s = namedScheduler{s, "fluence:" + pol}
+				}
+				out = append(out, s)
+			}
+		case "stock":
+			out = append(out, sim.NewStock())
+		case "coscheduling":
+			t := f.permitTimeout
+			if t == 0 {
+				t = w.Params.PermitTimeout
+			}
+			if t == 0 {
+				t = 60
+			}
+			out = append(out, sim.NewCoscheduling(t))
+		case "quota":
+			cpu := int64(f.quotaCPU * 1000)
+			if cpu == 0 {
+				cpu = w.Params.QuotaCPU
+			}
+			pods := f.quotaPods
+			if pods == 0 {
+				pods = w.Params.QuotaPods
+			}
+			out = append(out, sim.NewQuota(cpu, pods))
+		default:
+			return nil, fmt.Errorf("unknown scheduler %q (known: fluence, stock, coscheduling, quota)", name)
+		}
+	}
+	return out, nil
+}
+
+func runSim(stdout, stderr io.Writer, f simFlags) error {
+	if len(f.seeds) == 0 {
+		return errors.New("--seeds: give at least one seed")
+	}
+	var all []*sim.Result
+	for _, seed := range f.seeds {
+		w, err := loadSimWorkload(f, seed)
+		if err != nil {
+			return err
+		}
+		if sim.NeedsReleaseCalibration(w) {
+			target := *w.Measured["fluence"].Makespan
+			d, mk, err := sim.CalibrateReleaseDelay(w, func() (sim.Scheduler, error) { return newFluence(f, f.queuePolicies[0]) }, target)
+			if err != nil {
+				return fmt.Errorf("calibrating the release delay: %w", err)
+			}
+			fmt.Fprintf(stderr, "%s: release delay not measured; calibrated to %.1f s per job so fluence's makespan (%.0f s) matches the measured %.0f s\n", w.Name, d, mk, target)
+		}
+		scheds, err := buildSchedulers(f, w)
+		if err != nil {
+			return err
+		}
+		bound := sim.LowerBound(w)
+		var results []*sim.Result
+		for _, s := range scheds {
+			opts := sim.Options{StallWindow: f.stallWindow}
+			if len(w.Groups) >= 2000 {
+				opts.Progress = report.ProgressPrinter(stderr, s.Name())
+			}
+			r, err := sim.Run(w, s, opts)
+			if err != nil {
+				return err
+			}
+			r.LowerBound = bound
+			results = append(results, r)
+		}
+		all = append(all, results...)
+		if !f.noFiles {
+			dir := f.out
+			if len(f.seeds) > 1 {
+				dir = filepath.Join(f.out, "seed-"+strconv.FormatUint(uint64(seed), 10))
+			}
+			files, err := report.WriteFiles(dir, w, results)
+			if err != nil {
+				return err
+			}
+			plots, err := report.WritePlots(dir, w, results)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stderr, "wrote %d files to %s\n", len(files)+len(plots), dir)
+		}
+		if f.json {
+			continue
+		}
+		if len(f.seeds) > 1 {
+			fmt.Fprintf(stdout, "seed %d\n", seed)
+		}
+		if err := report.Table(stdout, w, results); err != nil {
+			return err
+		}
+	}
+	if f.json {
+		w, err := loadSimWorkload(f, f.seeds[0])
+		if err != nil {
+			return err
+		}
+		return report.WriteJSONSummary(stdout, w, all)
+	}
+	return nil
+}

@@ -1,0 +1,53 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/fluence-sched/fluence/pkg/queue"
+)
+
+// BenchmarkSyntheticScale runs the scale case: 1,000 nodes, 10,000
+// groups of 1-128 pods, fluence with easy backfill. One iteration is one
+// whole simulation; compare its time with the stock model's in the same run
+// (BenchmarkSyntheticScaleStock) rather than with a fixed number.
+func BenchmarkSyntheticScale(b *testing.B) {
+	benchSynthetic(b, "", func() (Scheduler, error) {
+		return NewFluence(FluenceConfig{MatchPolicy: "lonode", Queue: queue.Config{Policy: queue.Easy}})
+	})
+}
+
+func BenchmarkSyntheticScaleStock(b *testing.B) {
+	benchSynthetic(b, "", func() (Scheduler, error) { return NewStock(), nil })
+}
+
+// BenchmarkSyntheticSmall is the same mix at a tenth of the size, for quick
+// profiling.
+func BenchmarkSyntheticSmall(b *testing.B) {
+	benchSynthetic(b, "nodes=1000,groups=1500", func() (Scheduler, error) {
+		return NewFluence(FluenceConfig{MatchPolicy: "lonode", Queue: queue.Config{Policy: queue.Easy}})
+	})
+}
+
+func benchSynthetic(b *testing.B, spec string, mk func() (Scheduler, error)) {
+	s, err := ParseSynthSpec(spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := Synthesize(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		sched, err := mk()
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := Run(w, sched, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r.JobsCompleted+r.JobsRejected != r.JobsTotal {
+			b.Fatalf("%d of %d completed", r.JobsCompleted, r.JobsTotal)
+		}
+	}
+}

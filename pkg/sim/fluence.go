@@ -1,0 +1,275 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/fluence-sched/fluence/pkg/jobspec"
+	"github.com/fluence-sched/fluence/pkg/match"
+	"github.com/fluence-sched/fluence/pkg/queue"
+	"github.com/fluence-sched/fluence/pkg/resource"
+)
+
+// Engine time is integer milliseconds: arrivals 0.2 s apart must not
+// collapse onto one tick.
+const msPerSecond = 1000
+
+func toMs(t float64) int64 { return int64(math.Round(t * msPerSecond)) }
+
+// FluenceConfig selects the engine's match policy and queue policy.
+type FluenceConfig struct {
+	MatchPolicy string // default lonode, as in the measured run
+	Queue       queue.Config
+}
+
+// fluence drives the real engine: one match per group over the whole
+// graph, queue policies with reservations and backfill.
+type fluence struct {
+	cfg  FluenceConfig
+	env  *Env
+	m    *match.Matcher
+	q    *queue.Manager
+	node map[string]int // node name -> cluster index
+	// dirty: something changed since the last loop (an arrival, a release);
+	// a loop with nothing new would decide exactly what the last one did.
+	dirty bool
+	// nextReservation is the earliest reserved start (engine ms), when the
+	// queue must run again even if nothing else happens.
+	nextReservation int64
+	shapes          map[int][]shapeSlots // group id -> its pods by shape
+}
+
+type shapeSlots struct {
+	label string
+	pods  []int
+}
+
+// NewFluence returns the fluence scheduler for the simulator.
+func NewFluence(cfg FluenceConfig) (Scheduler, error) {
+	if cfg.MatchPolicy == "" {
+		cfg.MatchPolicy = "lonode"
+	}
+	if _, err := match.LookupPolicy(cfg.MatchPolicy); err != nil {
+		return nil, err
+	}
+	if err := cfg.Queue.Validate(); err != nil {
+		return nil, err
+	}
+	return &fluence{cfg: cfg, nextReservation: -1}, nil
+}
+
+func (f *fluence) Name() string { return "fluence" }
+func (f *fluence) Model() bool  { return false }
+func (f *fluence) Config() string {
+	q := f.cfg.Queue
+	s := fmt.Sprintf("the fluence engine: match policy %s, queue policy %s, queue-depth %d", f.cfg.MatchPolicy, q.Policy, q.QueueDepth)
+	if q.Policy == queue.Hybrid {
+		s += fmt.Sprintf(", reservation-depth %d", q.ReservationDepth)
+	}
+	return s
+}
+
+func (f *fluence) Start(env *Env) error {
+	f.env = env
+	g, err := clusterGraph(env.Cluster())
+	if err != nil {
+		return err
+	}
+	f.m, err = match.New(g, match.Options{Policy: f.cfg.MatchPolicy})
+	if err != nil {
+		return err
+	}
+	f.q, err = queue.New(f.m, f.cfg.Queue)
+	if err != nil {
+		return err
+	}
+	f.node = map[string]int{}
+	for i, n := range env.Cluster().Nodes {
+		f.node[n.Name] = i
+	}
+	f.shapes = map[int][]shapeSlots{}
+	return nil
+}
+
+// clusterGraph builds cluster -> node -> {core x cpu, gpu x n, memory
+// pool in MiB}. Fractional cores are not schedulable and are dropped.
+func clusterGraph(c *Cluster) (*resource.Graph, error) {
+	g := resource.New()
+	tCluster, tNode, tCore, tGPU, tMem := g.Intern("cluster"), g.Intern("node"), g.Intern("core"), g.Intern("gpu"), g.Intern("memory")
+	uniq := int64(0)
+	add := func(v resource.Vertex, parent int32) (int32, error) {
+		v.UniqID = uniq
+		uniq++
+		return g.AddVertex(v, parent)
+	}
+	root, err := add(resource.Vertex{Type: tCluster, Basename: "cluster", ID: 0, Rank: -1, Size: 1}, resource.None)
+	if err != nil {
+		return nil, err
+	}
+	for i, n := range c.Nodes {
+		props := map[string]string{}
+		for k, v := range n.Labels {
+			props[k] = v
+		}
+		nv, err := add(resource.Vertex{Type: tNode, Basename: "node", Name: n.Name, ID: int64(i), Rank: int64(i), Size: 1, Properties: props}, root)
+		if err != nil {
+			return nil, err
+		}
+		for k := int64(0); k < n.CPU/1000; k++ {
+			if _, err := add(resource.Vertex{Type: tCore, Basename: "core", ID: k, Rank: int64(i), Size: 1}, nv); err != nil {
+				return nil, err
+			}
+		}
+		for k := int64(0); k < n.GPU; k++ {
+			if _, err := add(resource.Vertex{Type: tGPU, Basename: "gpu", ID: k, Rank: int64(i), Size: 1}, nv); err != nil {
+				return nil, err
+			}
+		}
+		if mib := n.Memory >> 20; mib > 0 {
+			if _, err := add(resource.Vertex{Type: tMem, Basename: "memory", ID: 0, Rank: int64(i), Size: mib, Unit: "MiB"}, nv); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return g, g.Finalize()
+}
+
+// groupJobspec turns a group into one slot request per distinct pod shape:
+// each pod is a slot of {core, memory, gpu}. Requests round up to whole
+// cores and MiB, as the graph counts them.
+func groupJobspec(g *Group) (*jobspec.Jobspec, []shapeSlots, error) {
+	var shapes []PodSpec
+	var slots []shapeSlots
+	for i, p := range g.Spec.Pods {
+		k := slices.Index(shapes, p)
+		if k < 0 {
+			k = len(shapes)
+			shapes = append(shapes, p)
+			slots = append(slots, shapeSlots{label: "shape" + strconv.Itoa(k)})
+		}
+		slots[k].pods = append(slots[k].pods, i)
+	}
+	var rs []*jobspec.ResourceBuilder
+	for k, p := range shapes {
+		var with []*jobspec.ResourceBuilder
+		if c := (p.CPU + 999) / 1000; c > 0 {
+			with = append(with, jobspec.R("core", c))
+		}
+		if mib := (p.Memory + 1<<20 - 1) >> 20; mib > 0 {
+			with = append(with, jobspec.R("memory", mib))
+		}
+		if p.GPU > 0 {
+			with = append(with, jobspec.R("gpu", p.GPU))
+		}
+		if len(with) == 0 {
+			return nil, nil, fmt.Errorf("group %s: a pod requests no cpu, memory or gpu", g.Spec.Name)
+		}
+		rs = append(rs, jobspec.Slot(int64(len(slots[k].pods)), slots[k].label).With(with...))
+	}
+	declared := g.Spec.Duration
+	if declared < g.Spec.Hold() {
+		// Plans use the declared time; a group is never modelled as
+		// outliving it (Kubernetes' activeDeadlineSeconds, Flux's walltime).
+		declared = g.Spec.Hold()
+	}
+	dur := int64(math.Ceil(declared*msPerSecond)) + 1
+	js := jobspec.New(rs...).Duration(dur).Obj()
+	return js, slots, nil
+}
+
+func (f *fluence) Submit(g *Group) error {
+	js, slots, err := groupJobspec(g)
+	if err != nil {
+		f.env.Reject(g, err.Error())
+		return nil
+	}
+	d, err := f.q.Submit(&queue.Group{ID: int64(g.ID), Name: g.Spec.Name, Priority: g.Spec.Priority, Submit: toMs(f.env.Now()), Jobspec: js})
+	if err != nil {
+		return err
+	}
+	if d.State == queue.Rejected {
+		f.env.Reject(g, d.Reason)
+		return nil
+	}
+	f.shapes[g.ID] = slots
+	f.dirty = true
+	return nil
+}
+
+func (f *fluence) Release(g *Group) error {
+	delete(f.shapes, g.ID)
+	f.dirty = true
+	return f.q.Complete(int64(g.ID))
+}
+
+func (f *fluence) Schedule() error {
+	now := toMs(f.env.Now())
+	if !f.dirty && (f.nextReservation < 0 || now < f.nextReservation) {
+		return nil
+	}
+	f.dirty = false
+	ds, err := f.q.Schedule(now)
+	if err != nil {
+		return err
+	}
+	f.nextReservation = -1
+	groups := f.env.Groups()
+	for _, d := range ds {
+		g := groups[d.Group.ID]
+		switch d.State {
+		case queue.Running:
+			if err := f.bind(g); err != nil {
+				return err
+			}
+		case queue.Reserved:
+			if f.nextReservation < 0 || d.At < f.nextReservation {
+				f.nextReservation = d.At
+			}
+		case queue.Rejected:
+			f.env.Reject(g, d.Reason)
+		}
+	}
+	return nil
+}
+
+// bind pins each pod to the node its slot landed on.
+func (f *fluence) bind(g *Group) error {
+	ji, ok := f.m.Info(int64(g.ID))
+	if !ok {
+		return fmt.Errorf("group %s started but the matcher has no job", g.Spec.Name)
+	}
+	next := map[string]int{}
+	for _, sl := range ji.Slots {
+		var shape *shapeSlots
+		for k := range f.shapes[g.ID] {
+			if f.shapes[g.ID][k].label == sl.Label {
+				shape = &f.shapes[g.ID][k]
+			}
+		}
+		if shape == nil || next[sl.Label] >= len(shape.pods) {
+			return fmt.Errorf("group %s: slot %q has no pod left", g.Spec.Name, sl.Label)
+		}
+		pod := shape.pods[next[sl.Label]]
+		next[sl.Label]++
+		node, ok := f.node[sl.Node]
+		if !ok {
+			return fmt.Errorf("group %s: unknown node %q", g.Spec.Name, sl.Node)
+		}
+		if err := f.env.Bind(g, pod, node); err != nil {
+			return err
+		}
+	}
+	if g.Bound != len(g.PodNode) {
+		return fmt.Errorf("group %s: %d of %d pods placed", g.Spec.Name, g.Bound, len(g.PodNode))
+	}
+	return nil
+}
+
+func (f *fluence) Wakeup() (float64, bool) {
+	if f.nextReservation < 0 {
+		return 0, false
+	}
+	return float64(f.nextReservation) / msPerSecond, true
+}

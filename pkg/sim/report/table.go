@@ -1,0 +1,116 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/fluence-sched/fluence/pkg/sim"
+)
+
+// Legend is the line printed under the table. Models are models: the line
+// keeps anyone reading a pasted table from taking them for the real peers.
+const Legend = `Legend: "(model)" = this simulator's model of that peer scheduler, not the real scheduler; ` +
+	`"measured" rows = the outcome recorded in the real experiment; ` +
+	`makespan/bound = makespan / lower bound, "-" unless every job completed.`
+
+// Table writes a comparison table of the results, one row per scheduler
+// and, when the workload recorded a measured outcome for that scheduler, a
+// "measured" row right under it. wl may be nil.
+func Table(w io.Writer, wl *sim.Workload, results []*sim.Result) error {
+	if err := checkResults(results); err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "workload %s%s\n\n", workloadName(wl, results), workloadShape(wl))
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	// Config goes last: it is the one long, free-form cell, and as the last
+	// cell of a line it does not widen any column.
+	fmt.Fprintln(tw, "SCHEDULER\tCOMPLETED\tSTALLED\tPENDING/RUNNING AT STALL\tMAKESPAN (s)\tLOWER BOUND (s)\tMAKESPAN/BOUND\tMEAN WAIT (s)\tMEAN TURNAROUND (s)\tCONFIG")
+	for _, r := range results {
+		completed := fmt.Sprintf("%d/%d", r.JobsCompleted, r.JobsTotal)
+		if r.JobsRejected > 0 {
+			completed += fmt.Sprintf(" (%d rejected)", r.JobsRejected)
+		}
+		stalled, atStall := "no", "-"
+		if r.Stalled {
+			stalled = "yes, t=" + seconds(r.StalledAt) + "s"
+			atStall = fmt.Sprintf("%d / %d", r.PendingAtStall, r.RunningAtStall)
+		}
+		makespan, turnaround := "-", "-"
+		if r.JobsCompleted > 0 {
+			makespan, turnaround = seconds(r.Makespan), seconds(r.MeanTurnaround)
+		}
+		bound, ratio := "-", "-"
+		if r.LowerBound > 0 {
+			bound = seconds(r.LowerBound)
+		}
+		if f := r.BoundRatio(); finite(f) {
+			ratio = fmt.Sprintf("%.2f", f)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", displayName(r), completed, stalled, atStall,
+			makespan, bound, ratio, seconds(r.MeanWait), turnaround, oneLine(r.Config))
+
+		if m, ok := measuredFor(wl, r); ok {
+			// The measured run replays the same jobs, so the simulated
+			// total is the measured total too.
+			mc := fmt.Sprintf("%d/%d", m.JobsCompleted, r.JobsTotal)
+			clog, atClog := "?", "-"
+			if m.Clogged != nil {
+				clog = "no"
+				if *m.Clogged {
+					clog = "clogged"
+				}
+			}
+			if m.PendingAtClog != nil || m.RunningAtClog != nil {
+				atClog = optInt(m.PendingAtClog) + " / " + optInt(m.RunningAtClog)
+			}
+			// Bound, ratio and wait were not measured: blank, not "-",
+			// so the row does not suggest a missing value of a known kind.
+			fmt.Fprintf(tw, "  measured\t%s\t%s\t%s\t%s\t\t\t\t%s\t%s\n", mc, clog, atClog,
+				optSeconds(m.Makespan), optSeconds(m.MeanTurnaround), oneLine(m.Config))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	b.WriteString("\n" + Legend + "\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// workloadShape is ": 50 jobs, 200 pods, 8 nodes, 24.0 cores" or "".
+func workloadShape(wl *sim.Workload) string {
+	if wl == nil {
+		return ""
+	}
+	pods := 0
+	for i := range wl.Groups {
+		pods += wl.Groups[i].Size()
+	}
+	var cpu int64
+	for _, n := range wl.Cluster.Nodes {
+		cpu += n.CPU
+	}
+	return fmt.Sprintf(": %d jobs, %d pods, %d nodes, %.1f cores", len(wl.Groups), pods, len(wl.Cluster.Nodes), float64(cpu)/1000)
+}
+
+func optInt(p *int) string {
+	if p == nil {
+		return "?"
+	}
+	return fmt.Sprint(*p)
+}
+
+func optSeconds(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return seconds(*p)
+}
+
+// oneLine keeps a free-form config on its table row.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
