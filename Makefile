@@ -2,7 +2,7 @@
 GO      ?= go
 FUZZTIME ?= 10s
 
-.PHONY: all build test unit fuzz vet bench bench-engine demo clean
+.PHONY: all build test unit fuzz vet bench bench-engine demo sim clean
 
 all: build test
 
@@ -34,6 +34,9 @@ bench-engine:
 
 demo:
 	$(GO) run ./cmd/fluence demo
+
+sim:
+	$(GO) run ./cmd/fluence sim
 
 clean:
 	$(GO) clean -testcache

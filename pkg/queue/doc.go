@@ -23,8 +23,10 @@
 // A group the empty, all-up graph cannot hold is rejected at once with the
 // matcher's reason, at Submit: it never waits in the queue. Satisfiability
 // is checked again only when ResourcesChanged says the graph changed. A group that cannot be
-// reserved at any time under the current state (its nodes are down) moves to
-// the blocked list until ResourcesChanged is called.
+// reserved at any time under the current state (its nodes are down, or the
+// jobs holding them run past their planned end) moves to the blocked list
+// until resources are freed: a group completes or is removed, or
+// ResourcesChanged is called.
 //
 // Policies and depths (fluxion.md §12):
 //

@@ -311,7 +311,7 @@ func (q *Manager) Complete(id int64) error {
 	}
 	delete(q.running, id)
 	delete(q.byID, id)
-	q.gen++
+	q.freed()
 	return q.m.Cancel(id)
 }
 
@@ -333,7 +333,7 @@ func (q *Manager) Remove(id int64) error {
 	q.pending = slices.DeleteFunc(q.pending, func(x *entry) bool { return x == e })
 	q.blocked = slices.DeleteFunc(q.blocked, func(x *entry) bool { return x == e })
 	delete(q.byID, id)
-	q.gen++
+	q.freed()
 	return nil
 }
 
@@ -341,13 +341,7 @@ func (q *Manager) Remove(id int64) error {
 // capacity was added) and rejects waiting groups the graph can no longer
 // hold at all (capacity was removed). It returns the rejections.
 func (q *Manager) ResourcesChanged() ([]Decision, error) {
-	q.gen++
-	for _, e := range q.blocked {
-		e.state = Pending
-		i, _ := slices.BinarySearchFunc(q.pending, e, less)
-		q.pending = slices.Insert(q.pending, i, e)
-	}
-	q.blocked = q.blocked[:0]
+	q.freed()
 	var out []Decision
 	var keep []*entry
 	for _, e := range q.pending {
@@ -371,6 +365,20 @@ func (q *Manager) ResourcesChanged() ([]Decision, error) {
 	}
 	q.pending = keep
 	return out, nil
+}
+
+// freed records that resources were released: answers may change, and
+// blocked groups get another try (a group blocked because the jobs holding
+// its resources ran past their planned end can start once they are gone).
+func (q *Manager) freed() {
+	q.gen++
+	for _, e := range q.blocked {
+		e.state = Pending
+		i, _ := slices.BinarySearchFunc(q.pending, e, less)
+		q.pending = slices.Insert(q.pending, i, e)
+		q.firstNew = min(q.firstNew, i)
+	}
+	q.blocked = q.blocked[:0]
 }
 
 // Pending returns the groups waiting (pending or reserved), in queue order.

@@ -227,3 +227,25 @@ func TestConfigValidation(t *testing.T) {
 		t.Errorf("defaults: %+v %v", c, err)
 	}
 }
+
+// TestBlockedByOverrunUntilCompletion: a job running past its planned end
+// still holds its nodes, so no reservation can be found (every planned
+// change is in the past): the group waits on the blocked list, and the
+// completion of the overrunning job returns it to the queue.
+func TestBlockedByOverrunUntilCompletion(t *testing.T) {
+	h := newHarness(t, Config{Policy: Easy})
+	h.submit(1, 0, 0, nodes(4, 10))
+	if got := h.schedule(0); got != "1:running@0" {
+		t.Fatalf("setup: %s", got)
+	}
+	h.submit(2, 0, 5, nodes(1, 10))
+	if got := h.schedule(20); got != "2:blocked" {
+		t.Fatalf("t=20, group 1 overrunning: %s", got)
+	}
+	if err := h.q.Complete(1); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.schedule(25); got != "2:running@25" {
+		t.Fatalf("after the overrunning job ended: %s", got)
+	}
+}

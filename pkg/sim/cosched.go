@@ -205,12 +205,16 @@ func (c *cosched) Submit(g *Group) error {
 }
 
 // Release: the group's pods were deleted, a cluster event.
-func (c *cosched) Release(g *Group) error {
-	c.view.release(g)
+// PodReleased: a bound pod was deleted; its node has room again.
+func (c *cosched) PodReleased(g *Group, pod int) error {
+	c.view.releasePod(g, pod)
 	c.cache.reset()
 	c.q.event(c.env.Now())
 	return nil
 }
+
+// Release: the pods were already given back one by one.
+func (c *cosched) Release(*Group) error { return nil }
 
 func (c *cosched) Schedule() error {
 	if c.env == nil {

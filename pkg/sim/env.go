@@ -17,7 +17,18 @@ type Options struct {
 	// Progress, if set, is called now and then with the simulated time and
 	// the groups completed so far.
 	Progress func(now float64, completed, total int)
+	// PodReleaseGap spaces the release of one group's pods: pod i frees its
+	// resources at completion + release delay + i x gap. Deleting a job
+	// deletes its pods one by one, and kube-scheduler retries pending pods
+	// at every single deletion; a gap of 0 frees a group in one instant.
+	// Negative means 0. The default is DefaultPodReleaseGap.
+	PodReleaseGap float64
 }
+
+// DefaultPodReleaseGap is the modelled time between two pod terminations of
+// one deleted job (not measured in the experiments; a parameter).
+const DefaultPodReleaseGap = 0.1
+
 
 // Env is the simulated cluster and clock one scheduler runs against.
 type Env struct {
@@ -66,6 +77,7 @@ type event struct {
 	kind eventKind
 	seq  int
 	g    *Group
+	pod  int
 }
 
 type eventQueue []event
@@ -86,10 +98,15 @@ func (q *eventQueue) Pop() any {
 	return e
 }
 
-func (e *Env) push(t float64, kind eventKind, g *Group) {
+func (e *Env) push(t float64, kind eventKind, g *Group) { e.pushPod(t, kind, g, -1) }
+
+func (e *Env) pushPod(t float64, kind eventKind, g *Group, pod int) {
 	e.seq++
-	heap.Push(&e.events, event{t: t, kind: kind, seq: e.seq, g: g})
+	heap.Push(&e.events, event{t: t, kind: kind, seq: e.seq, g: g, pod: pod})
 }
+
+// PodReleaseGap is the time between two pod releases of one group.
+func (e *Env) PodReleaseGap() float64 { return e.opts.PodReleaseGap }
 
 // Now is the simulated time in seconds.
 func (e *Env) Now() float64 { return e.now }
@@ -161,6 +178,10 @@ func Run(w *Workload, s Scheduler, opts Options) (*Result, error) {
 	if opts.MaxEvents == 0 {
 		opts.MaxEvents = 50_000_000
 	}
+	if opts.PodReleaseGap == 0 {
+		opts.PodReleaseGap = DefaultPodReleaseGap
+	}
+	opts.PodReleaseGap = max(opts.PodReleaseGap, 0)
 	if len(w.Cluster.Nodes) == 0 {
 		return nil, errors.New("sim: the cluster has no nodes")
 	}
@@ -250,17 +271,25 @@ func (e *Env) processEventsAt(t float64) error {
 			g.End = e.now
 			e.completed++
 			e.lastProgress = e.now
-			e.push(e.now+g.Spec.ReleaseDelay, evRelease, g)
-		case evRelease:
-			g.Released = e.now
-			for pod, node := range g.PodNode {
-				p := g.Spec.Pods[pod]
-				e.free[node].CPU += p.CPU
-				e.free[node].Memory += p.Memory
-				e.free[node].GPU += p.GPU
-				e.usedCPU -= p.CPU
+			for pod := range g.PodNode {
+				e.pushPod(e.now+g.Spec.ReleaseDelay+float64(pod)*e.opts.PodReleaseGap, evRelease, g, pod)
 			}
-			e.running -= len(g.PodNode)
+		case evRelease:
+			node := g.PodNode[ev.pod]
+			p := g.Spec.Pods[ev.pod]
+			e.free[node].CPU += p.CPU
+			e.free[node].Memory += p.Memory
+			e.free[node].GPU += p.GPU
+			e.usedCPU -= p.CPU
+			e.running--
+			g.freed++
+			if err := e.sched.PodReleased(g, ev.pod); err != nil {
+				return fmt.Errorf("sim: %s: release %s pod %d: %w", e.sched.Name(), g.Spec.Name, ev.pod, err)
+			}
+			if g.freed < len(g.PodNode) {
+				continue
+			}
+			g.Released = e.now
 			e.runningJobs--
 			if err := e.sched.Release(g); err != nil {
 				return fmt.Errorf("sim: %s: release %s: %w", e.sched.Name(), g.Spec.Name, err)

@@ -139,7 +139,7 @@ func clusterGraph(c *Cluster) (*resource.Graph, error) {
 // groupJobspec turns a group into one slot request per distinct pod shape:
 // each pod is a slot of {core, memory, gpu}. Requests round up to whole
 // cores and MiB, as the graph counts them.
-func groupJobspec(g *Group) (*jobspec.Jobspec, []shapeSlots, error) {
+func groupJobspec(g *Group, releaseGap float64) (*jobspec.Jobspec, []shapeSlots, error) {
 	var shapes []PodSpec
 	var slots []shapeSlots
 	for i, p := range g.Spec.Pods {
@@ -168,19 +168,19 @@ func groupJobspec(g *Group) (*jobspec.Jobspec, []shapeSlots, error) {
 		}
 		rs = append(rs, jobspec.Slot(int64(len(slots[k].pods)), slots[k].label).With(with...))
 	}
-	declared := g.Spec.Duration
-	if declared < g.Spec.Hold() {
-		// Plans use the declared time; a group is never modelled as
-		// outliving it (Kubernetes' activeDeadlineSeconds, Flux's walltime).
-		declared = g.Spec.Hold()
-	}
+	// Plans use the declared time. The group holds its last node until its
+	// last pod is released, so the plan covers that; a shorter declared
+	// time would be overrun (Kubernetes' activeDeadlineSeconds and Flux's
+	// walltime end jobs at it instead).
+	hold := g.Spec.Hold() + float64(len(g.Spec.Pods)-1)*releaseGap
+	declared := max(g.Spec.Duration, hold)
 	dur := int64(math.Ceil(declared*msPerSecond)) + 1
 	js := jobspec.New(rs...).Duration(dur).Obj()
 	return js, slots, nil
 }
 
 func (f *fluence) Submit(g *Group) error {
-	js, slots, err := groupJobspec(g)
+	js, slots, err := groupJobspec(g, f.env.PodReleaseGap())
 	if err != nil {
 		f.env.Reject(g, err.Error())
 		return nil
@@ -197,6 +197,10 @@ func (f *fluence) Submit(g *Group) error {
 	f.dirty = true
 	return nil
 }
+
+// PodReleased: fluence frees a group's allocation only when the whole group
+// is gone (Release), never pod by pod.
+func (f *fluence) PodReleased(*Group, int) error { return nil }
 
 func (f *fluence) Release(g *Group) error {
 	delete(f.shapes, g.ID)

@@ -56,12 +56,10 @@ func (v *nodeView) give(node int, p PodSpec) {
 	f.GPU += p.GPU
 }
 
-// release gives back a released group's pods.
-func (v *nodeView) release(g *Group) {
-	for i, node := range g.PodNode {
-		if node >= 0 {
-			v.give(node, g.Spec.Pods[i])
-		}
+// releasePod gives back one released pod.
+func (v *nodeView) releasePod(g *Group, pod int) {
+	if node := g.PodNode[pod]; node >= 0 {
+		v.give(node, g.Spec.Pods[pod])
 	}
 }
 

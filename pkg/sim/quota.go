@@ -117,13 +117,20 @@ func (q *quota) Submit(g *Group) error {
 }
 
 // Release returns the group's quota and is a cluster event for placement.
+// PodReleased: a bound pod was deleted; its node has room again.
+func (q *quota) PodReleased(g *Group, pod int) error {
+	q.event(g, pod)
+	return nil
+}
+
+// Release returns the group's quota once its last pod is gone, as Kueue
+// does when the workload finishes.
 func (q *quota) Release(g *Group) error {
 	if q.admitted[g.ID] {
 		q.usedCPU -= q.cpuOf[g.ID]
 		q.usedPods -= len(g.PodNode)
 		q.retry = true
 	}
-	q.event(g)
 	return nil
 }
 

@@ -14,7 +14,11 @@ type Scheduler interface {
 	Start(env *Env) error
 	// Submit: a group arrived; all its pods are Pending.
 	Submit(g *Group) error
-	// Release: a group's resources were freed (completion + release delay).
+	// PodReleased: one of a completed group's pods freed its resources.
+	// kube-scheduler retries pending pods at every such deletion.
+	PodReleased(g *Group, pod int) error
+	// Release: the group's last pod was freed (completion + release delay
+	// + the pods' staggered terminations; see Options.PodReleaseGap).
 	Release(g *Group) error
 	// Schedule lets the scheduler bind pods at env.Now(). It is called after
 	// every batch of events and at the scheduler's wake-ups.
@@ -36,6 +40,7 @@ type Group struct {
 	// Rejected is set when the scheduler refuses the group for good.
 	Rejected     bool
 	RejectReason string
+	freed        int // pods released so far
 }
 
 // Started reports whether every pod is bound.

@@ -99,9 +99,12 @@ func (s *stock) Submit(g *Group) error {
 	return nil
 }
 
-// Release is a cluster event (assigned pods deleted): unschedulable pods
-// may fit now.
-func (s *stock) Release(g *Group) error { s.event(g); return nil }
+// PodReleased is a cluster event (an assigned pod deleted): unschedulable
+// pods may fit now.
+func (s *stock) PodReleased(g *Group, pod int) error { s.event(g, pod); return nil }
+
+// Release: the pods were already given back one by one.
+func (s *stock) Release(*Group) error { return nil }
 
 func (s *stock) Schedule() error { return s.schedule() }
 
@@ -146,10 +149,10 @@ func (p *placer) enqueue(g *Group, ts float64) {
 	}
 }
 
-// event: a release freed resources, so requests that fit nowhere may fit
-// now, and unschedulable pods go back to the queue.
-func (p *placer) event(g *Group) {
-	p.view.release(g)
+// event: a pod's release freed resources, so requests that fit nowhere may
+// fit now, and unschedulable pods go back to the queue.
+func (p *placer) event(g *Group, pod int) {
+	p.view.releasePod(g, pod)
 	p.cache.reset()
 	p.q.event(p.env.Now())
 }
