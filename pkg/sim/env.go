@@ -29,7 +29,6 @@ type Options struct {
 // one deleted job (not measured in the experiments; a parameter).
 const DefaultPodReleaseGap = 0.1
 
-
 // Env is the simulated cluster and clock one scheduler runs against.
 type Env struct {
 	opts    Options
