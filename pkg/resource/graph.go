@@ -100,7 +100,6 @@ func (g *Graph) Finalize() error {
 		return errors.New("resource: graph has no vertices")
 	}
 	root := None
-	counts := make([]int32, n+1)
 	for i, p := range g.parent {
 		if p == None {
 			if root != None {
@@ -108,51 +107,12 @@ func (g *Graph) Finalize() error {
 					g.vertices[root].DisplayName(), g.vertices[i].DisplayName())
 			}
 			root = int32(i)
-			continue
 		}
-		counts[p+1]++
 	}
 	if root == None {
 		return errors.New("resource: graph has no root")
 	}
-	// Children lists in builder numbering, sorted by UniqID then builder order.
-	start := make([]int32, n+1)
-	for i := 1; i <= n; i++ {
-		start[i] = start[i-1] + counts[i]
-	}
-	list := make([]int32, n-1)
-	fill := slices.Clone(start[:n])
-	for i, p := range g.parent {
-		if p != None {
-			list[fill[p]] = int32(i)
-			fill[p]++
-		}
-	}
-	for v := range n {
-		kids := list[start[v]:start[v+1]]
-		slices.SortStableFunc(kids, func(a, b int32) int {
-			ua, ub := g.vertices[a].UniqID, g.vertices[b].UniqID
-			if ua != ub {
-				if ua < ub {
-					return -1
-				}
-				return 1
-			}
-			return int(a - b)
-		})
-	}
-	// Pre-order numbering with an explicit stack (graphs can be deep).
-	order := make([]int32, 0, n)
-	stack := []int32{root}
-	for len(stack) > 0 {
-		v := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		order = append(order, v)
-		kids := list[start[v]:start[v+1]]
-		for i := len(kids) - 1; i >= 0; i-- {
-			stack = append(stack, kids[i])
-		}
-	}
+	order := preorder(g.parent, func(v int32) int64 { return g.vertices[v].UniqID }, root)
 	if len(order) != n {
 		return fmt.Errorf("resource: %d of %d vertices are not reachable from the root %q",
 			n-len(order), n, g.vertices[root].DisplayName())
@@ -360,4 +320,56 @@ func (g *Graph) NodeOf(i int32) int32 {
 		}
 	}
 	return None
+}
+
+// preorder returns the vertices reachable from root, given parent links, in
+// depth-first pre-order with each vertex's children ordered by uniq_id (ties
+// by index): the numbering a finalized graph uses. Finalize and the JGF
+// reader, which renumbers while it reads, share it so both always agree.
+func preorder(parent []int32, uniq func(int32) int64, root int32) []int32 {
+	n := len(parent)
+	start := make([]int32, n+1)
+	for _, p := range parent {
+		if p != None {
+			start[p+1]++
+		}
+	}
+	for i := 1; i <= n; i++ {
+		start[i] += start[i-1]
+	}
+	kids := make([]int32, max(n-1, 0))
+	fill := slices.Clone(start[:n])
+	for i, p := range parent {
+		if p != None {
+			kids[fill[p]] = int32(i)
+			fill[p]++
+		}
+	}
+	byUniq := func(a, b int32) int {
+		if ua, ub := uniq(a), uniq(b); ua != ub {
+			if ua < ub {
+				return -1
+			}
+			return 1
+		}
+		return int(a - b)
+	}
+	for v := range n {
+		if k := kids[start[v]:start[v+1]]; !slices.IsSortedFunc(k, byUniq) {
+			slices.SortFunc(k, byUniq)
+		}
+	}
+	// An explicit stack: graphs can be deep.
+	order := make([]int32, 0, n)
+	stack := []int32{root}
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		order = append(order, v)
+		k := kids[start[v]:start[v+1]]
+		for i := len(k) - 1; i >= 0; i-- {
+			stack = append(stack, k[i])
+		}
+	}
+	return order
 }

@@ -874,53 +874,7 @@ func (r *jgfReader) build() (*Graph, error) {
 		return nil, errors.New("jgf: no root: every node has a containment parent (the edges form a cycle)")
 	}
 
-	// Children lists, sorted by uniq_id as Finalize will order them.
-	start := make([]int32, n+1)
-	for _, p := range r.parent {
-		if p != None {
-			start[p+1]++
-		}
-	}
-	for i := 1; i <= n; i++ {
-		start[i] += start[i-1]
-	}
-	kids := make([]int32, max(n-1, 0))
-	fill := slices.Clone(start[:n])
-	for i, p := range r.parent {
-		if p != None {
-			kids[fill[p]] = int32(i)
-			fill[p]++
-		}
-	}
-	byUniq := func(a, b int32) int {
-		ua, ub := r.verts[a].UniqID, r.verts[b].UniqID
-		switch {
-		case ua < ub:
-			return -1
-		case ua > ub:
-			return 1
-		}
-		return 0
-	}
-	for v := range n {
-		k := kids[start[v]:start[v+1]]
-		if !slices.IsSortedFunc(k, byUniq) {
-			slices.SortFunc(k, byUniq)
-		}
-	}
-
-	// Pre-order, the order Finalize numbers vertices in.
-	order := make([]int32, 0, n)
-	stack := []int32{root}
-	for len(stack) > 0 {
-		v := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		order = append(order, v)
-		k := kids[start[v]:start[v+1]]
-		for i := len(k) - 1; i >= 0; i-- {
-			stack = append(stack, k[i])
-		}
-	}
+	order := preorder(r.parent, func(v int32) int64 { return r.verts[v].UniqID }, root)
 	if len(order) != n {
 		// Some nodes hang off a cycle that the root cannot reach.
 		reached := make([]bool, n)
