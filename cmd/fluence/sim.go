@@ -34,6 +34,7 @@ type simFlags struct {
 	json          bool
 	noFiles       bool
 	stallWindow   float64
+	podGap        float64
 	permitTimeout float64
 	quotaCPU      float64
 	quotaPods     int
@@ -69,6 +70,7 @@ simulated ones. Files (CSV and JSON per job and scheduler, plots) go to --out.`,
 	fl.StringVar(&f.out, "out", "sim-results", "directory for CSV, JSON and plots")
 	fl.BoolVar(&f.noFiles, "no-files", false, "write no files")
 	fl.BoolVar(&f.json, "json", false, "print one JSON summary on stdout instead of the table")
+	fl.Float64Var(&f.podGap, "pod-release-gap", sim.DefaultPodReleaseGap, "seconds between the releases of one finished group's pods (0: all at once)")
 	fl.Float64Var(&f.stallWindow, "stall-window", 300, "seconds without any start or completion, with pods pending, that count as a stall")
 	fl.Float64Var(&f.permitTimeout, "permit-timeout", 0, "coscheduling Permit wait in seconds (default: the workload's, else 60)")
 	fl.Float64Var(&f.quotaCPU, "quota-cpu", 0, "quota model CPU quota in cores (default: the workload's, else the cluster's)")
@@ -233,7 +235,10 @@ func runSim(stdout, stderr io.Writer, f simFlags) error {
 		bound := sim.LowerBound(w)
 		var results []*sim.Result
 		for _, s := range scheds {
-			opts := sim.Options{StallWindow: f.stallWindow}
+			opts := sim.Options{StallWindow: f.stallWindow, PodReleaseGap: f.podGap}
+			if f.podGap == 0 {
+				opts.PodReleaseGap = -1 // Options reads 0 as "default"
+			}
 			if len(w.Groups) >= 2000 {
 				opts.Progress = report.ProgressPrinter(stderr, s.Name())
 			}
