@@ -24,5 +24,7 @@ require (
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/text v0.39.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
+	k8s.io/api v0.36.6 // indirect
+	k8s.io/component-helpers v0.36.6 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 )

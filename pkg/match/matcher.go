@@ -56,8 +56,8 @@ type Matcher struct {
 	tags   []int32
 	allocs []int32
 	// untouched has one bit per child of an inner vertex, set while no job
-	// touches that child; childBit[v] locates v's bit. Only `first` reads it,
-	// but keeping it costs one word write per transition.
+	// touches that child; bitBase and childPos locate a child's bit. Only
+	// `first` reads it, but keeping it costs one word write per transition.
 	untouched []uint64
 	bitBase   []int32 // by inner index: first word of its children's bits
 	childPos  []int32 // by vertex: position among its parent's children
@@ -208,8 +208,8 @@ func (m *Matcher) totalsOf(v int32) []int64 {
 	return m.totals[i : i+m.dims]
 }
 
-// isUntouched reports whether no job touches child c (reading the parent's
-// bitset, the same fact as tags[c] == 0).
+// setTouched records in c's parent's bitset whether any job touches c (the
+// same fact as tags[c] > 0, kept as bits so `first` skips whole words).
 func (m *Matcher) setTouched(c int32, touched bool) {
 	p := m.g.Parent(c)
 	if p == resource.None {

@@ -42,7 +42,6 @@ type selector struct {
 
 	rem    []int64 // stack of remaining counts, one frame per active level
 	remTop int
-	need   []int64 // scratch need vector
 	free   []int64 // scratch for freeUnits
 
 	ex Explain
@@ -54,7 +53,6 @@ func (s *selector) init(m *Matcher) {
 	s.stamp = make([]uint32, n)
 	s.tentAmt = make([]int64, n)
 	s.tentTouch = make([]int32, n)
-	s.need = make([]int64, m.dims)
 	s.free = make([]int64, m.dims)
 	s.nodeType, s.hasNodes = m.g.NodeType()
 }
@@ -106,8 +104,8 @@ func (s *selector) rootFits(root int32, need []int64) bool {
 		}
 		have := m.total(root, d)
 		if !s.sat {
-			if a := m.agg[0]; a != nil && m.inner[root] == 0 {
-				have -= a.UsedMax(s.at, s.dur, d)
+			if i := m.inner[root]; i >= 0 && m.agg[i] != nil {
+				have -= m.agg[i].UsedMax(s.at, s.dur, d)
 			}
 			if s.hasNodes && d == m.dimOf[s.nodeType] {
 				// Down nodes are not subtracted from the aggregate, so the
