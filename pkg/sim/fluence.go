@@ -3,8 +3,6 @@ package sim
 import (
 	"fmt"
 	"math"
-	"slices"
-	"strconv"
 
 	"github.com/fluence-sched/fluence/pkg/jobspec"
 	"github.com/fluence-sched/fluence/pkg/match"
@@ -41,10 +39,7 @@ type fluence struct {
 	shapes          map[int][]shapeSlots // group id -> its pods by shape
 }
 
-type shapeSlots struct {
-	label string
-	pods  []int
-}
+type shapeSlots = jobspec.ShapeSlots
 
 // NewFluence returns the fluence scheduler for the simulator.
 func NewFluence(cfg FluenceConfig) (Scheduler, error) {
@@ -136,37 +131,18 @@ func clusterGraph(c *Cluster) (*resource.Graph, error) {
 	return g, g.Finalize()
 }
 
-// groupJobspec turns a group into one slot request per distinct pod shape:
-// each pod is a slot of {core, memory, gpu}. Requests round up to whole
-// cores and MiB, as the graph counts them.
+// groupJobspec turns a group into one slot request per distinct pod shape
+// (jobspec.PodGroup, as the Kubernetes adapter does): each pod is a slot of
+// {core, memory, gpu}, requests rounded up to whole cores and MiB as the
+// graph counts them.
 func groupJobspec(g *Group, releaseGap float64) (*jobspec.Jobspec, []shapeSlots, error) {
-	var shapes []PodSpec
-	var slots []shapeSlots
+	shapes := make([]jobspec.PodShape, len(g.Spec.Pods))
 	for i, p := range g.Spec.Pods {
-		k := slices.Index(shapes, p)
-		if k < 0 {
-			k = len(shapes)
-			shapes = append(shapes, p)
-			slots = append(slots, shapeSlots{label: "shape" + strconv.Itoa(k)})
-		}
-		slots[k].pods = append(slots[k].pods, i)
+		shapes[i] = jobspec.PodShape{Cores: (p.CPU + 999) / 1000, MemoryMiB: (p.Memory + 1<<20 - 1) >> 20, GPU: p.GPU}
 	}
-	var rs []*jobspec.ResourceBuilder
-	for k, p := range shapes {
-		var with []*jobspec.ResourceBuilder
-		if c := (p.CPU + 999) / 1000; c > 0 {
-			with = append(with, jobspec.R("core", c))
-		}
-		if mib := (p.Memory + 1<<20 - 1) >> 20; mib > 0 {
-			with = append(with, jobspec.R("memory", mib))
-		}
-		if p.GPU > 0 {
-			with = append(with, jobspec.R("gpu", p.GPU))
-		}
-		if len(with) == 0 {
-			return nil, nil, fmt.Errorf("group %s: a pod requests no cpu, memory or gpu", g.Spec.Name)
-		}
-		rs = append(rs, jobspec.Slot(int64(len(slots[k].pods)), slots[k].label).With(with...))
+	rs, slots, err := jobspec.PodGroup(shapes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("group %s: %w", g.Spec.Name, err)
 	}
 	// Plans use the declared time. The group holds its last node until its
 	// last pod is released, so the plan covers that; a shorter declared
@@ -248,14 +224,14 @@ func (f *fluence) bind(g *Group) error {
 	for _, sl := range ji.Slots {
 		var shape *shapeSlots
 		for k := range f.shapes[g.ID] {
-			if f.shapes[g.ID][k].label == sl.Label {
+			if f.shapes[g.ID][k].Label == sl.Label {
 				shape = &f.shapes[g.ID][k]
 			}
 		}
-		if shape == nil || next[sl.Label] >= len(shape.pods) {
+		if shape == nil || next[sl.Label] >= len(shape.Pods) {
 			return fmt.Errorf("group %s: slot %q has no pod left", g.Spec.Name, sl.Label)
 		}
-		pod := shape.pods[next[sl.Label]]
+		pod := shape.Pods[next[sl.Label]]
 		next[sl.Label]++
 		node, ok := f.node[sl.Node]
 		if !ok {
