@@ -89,46 +89,24 @@ func (f *fluence) Start(env *Env) error {
 }
 
 // clusterGraph builds cluster -> node -> {core x cpu, gpu x n, memory
-// pool in MiB}. Fractional cores are not schedulable and are dropped.
+// pool in MiB}, node labels as properties. Fractional cores are not
+// schedulable and are dropped.
 func clusterGraph(c *Cluster) (*resource.Graph, error) {
-	g := resource.New()
-	tCluster, tNode, tCore, tGPU, tMem := g.Intern("cluster"), g.Intern("node"), g.Intern("core"), g.Intern("gpu"), g.Intern("memory")
-	uniq := int64(0)
-	add := func(v resource.Vertex, parent int32) (int32, error) {
-		v.UniqID = uniq
-		uniq++
-		return g.AddVertex(v, parent)
-	}
-	root, err := add(resource.Vertex{Type: tCluster, Basename: "cluster", ID: 0, Rank: -1, Size: 1}, resource.None)
-	if err != nil {
-		return nil, err
-	}
-	for i, n := range c.Nodes {
-		props := map[string]string{}
-		for k, v := range n.Labels {
-			props[k] = v
+	b := resource.Build("cluster")
+	for _, n := range c.Nodes {
+		opts := []resource.NodeOption{resource.Props(n.Labels)}
+		if cores := n.CPU / 1000; cores > 0 {
+			opts = append(opts, resource.Cores(int(cores)))
 		}
-		nv, err := add(resource.Vertex{Type: tNode, Basename: "node", Name: n.Name, ID: int64(i), Rank: int64(i), Size: 1, Properties: props}, root)
-		if err != nil {
-			return nil, err
-		}
-		for k := int64(0); k < n.CPU/1000; k++ {
-			if _, err := add(resource.Vertex{Type: tCore, Basename: "core", ID: k, Rank: int64(i), Size: 1}, nv); err != nil {
-				return nil, err
-			}
-		}
-		for k := int64(0); k < n.GPU; k++ {
-			if _, err := add(resource.Vertex{Type: tGPU, Basename: "gpu", ID: k, Rank: int64(i), Size: 1}, nv); err != nil {
-				return nil, err
-			}
+		if n.GPU > 0 {
+			opts = append(opts, resource.GPUs(int(n.GPU)))
 		}
 		if mib := n.Memory >> 20; mib > 0 {
-			if _, err := add(resource.Vertex{Type: tMem, Basename: "memory", ID: 0, Rank: int64(i), Size: mib, Unit: "MiB"}, nv); err != nil {
-				return nil, err
-			}
+			opts = append(opts, resource.Pool("memory", 1, mib, "MiB"))
 		}
+		b.Node(n.Name, opts...)
 	}
-	return g, g.Finalize()
+	return b.Finish()
 }
 
 // groupJobspec turns a group into one slot request per distinct pod shape
