@@ -45,6 +45,10 @@
 // state). Unsatisfiable: not possible even on the empty, all-up graph.
 // Invalid: the request itself is unusable. Every failure carries an Explain.
 //
+// Place commits a job whose pods are already on known nodes (a restart's
+// replay, pods another scheduler bound): it claims each slot inside its
+// given node, or commits nothing.
+//
 // Time is an integer passed in by the caller; nothing here reads a clock or
 // depends on map order.
 package match

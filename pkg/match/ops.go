@@ -3,6 +3,7 @@ package match
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/fluence-sched/fluence/pkg/jobspec"
 	"github.com/fluence-sched/fluence/pkg/resource"
@@ -280,4 +281,70 @@ func (m *Matcher) nodeUsage(j *Job) []NodeUsage {
 		out = append(out, *byNode[n])
 	}
 	return out
+}
+
+// Place commits a job whose pods are already on known nodes: the replay of
+// recorded allocations after a restart, and the accounting of pods another
+// scheduler bound. The jobspec's top level must be slots with fixed counts;
+// slotNodes gives, for every slot in jobspec order (the order of
+// Result.Slots), the node vertex it occupies. Vertex status and constraints
+// are not consulted (the pods are there); free resources are: a slot that
+// does not fit its node makes the result Busy, naming the slot and the
+// node, and nothing is committed.
+func (m *Matcher) Place(js *jobspec.Jobspec, id, now int64, slotNodes []int32) (*Result, error) {
+	if js == nil {
+		return invalid("no jobspec"), nil
+	}
+	if err := jobspec.Validate(js); err != nil {
+		return invalid(err.Error()), nil
+	}
+	if now < 0 || now >= Horizon {
+		return invalid(fmt.Sprintf("time %d is outside [0, %d)", now, Horizon)), nil
+	}
+	dur := js.Duration
+	if dur == 0 {
+		dur = Horizon - now
+	}
+	if dur > Horizon-now {
+		return invalid(fmt.Sprintf("duration %d s reaches past the scheduling horizon (%d)", dur, Horizon)), nil
+	}
+	if _, dup := m.jobs[id]; dup {
+		return nil, fmt.Errorf("match: job %d already exists", id)
+	}
+	r := m.compile(js)
+	if len(r.missing) > 0 {
+		return invalid("the graph has no " + strings.Join(r.missing, ", ")), nil
+	}
+	total := 0
+	for _, q := range r.top {
+		if !q.slot || !q.count.IsFixed() {
+			return invalid("Place needs a jobspec whose top level is slots with fixed counts"), nil
+		}
+		total += int(q.count.Min)
+	}
+	if len(slotNodes) != total {
+		return invalid(fmt.Sprintf("the jobspec has %d slots, %d nodes were given", total, len(slotNodes))), nil
+	}
+	for i, v := range slotNodes {
+		if v < 0 || int(v) >= m.g.Len() || m.inner[v] < 0 {
+			return invalid(fmt.Sprintf("slot %d: vertex %d is not an inner vertex of the graph", i, v)), nil
+		}
+	}
+	s := &m.sel
+	s.begin(r, now, now, dur, false, true)
+	i := 0
+	for _, q := range r.top {
+		for range q.count.Min {
+			v := slotNodes[i]
+			if !s.placeSlot(v, q) {
+				s.rollback(0)
+				m.stats.MatchFailed++
+				ex := &Explain{Short: []Shortfall{{Type: q.label, Need: 1, Found: 0}}}
+				return &Result{Status: Busy, Explain: ex,
+					Reason: fmt.Sprintf("slot %d (%s) does not fit on %s: its free resources are taken", i, q.label, m.g.Vertex(v).DisplayName())}, nil
+			}
+			i++
+		}
+	}
+	return m.place(id, now, dur, false)
 }

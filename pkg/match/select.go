@@ -27,6 +27,9 @@ type selector struct {
 	at, dur  int64
 	now      int64
 	sat      bool // satisfiability: ignore allocations and vertex status
+	// replay: the placement is given (Place); vertex status does not
+	// matter, what is already there does.
+	replay   bool
 	hasNodes bool
 	nodeType resource.TypeID
 
@@ -60,15 +63,7 @@ func (s *selector) init(m *Matcher) {
 // run selects r for the window [at, at+dur). On success s.claims holds the
 // selection; on failure s.ex says why.
 func (s *selector) run(r *request, now, at, dur int64, sat bool) bool {
-	s.req, s.now, s.at, s.dur, s.sat = r, now, at, dur, sat
-	s.claims = s.claims[:0]
-	s.slots = s.slots[:0]
-	s.ex.reset()
-	s.epoch++
-	if s.epoch == 0 { // wrapped: clear stamps once every 4 billion runs
-		clear(s.stamp)
-		s.epoch = 1
-	}
+	s.begin(r, now, at, dur, sat, false)
 	if len(r.missing) > 0 {
 		s.ex.Missing = append(s.ex.Missing, r.missing...)
 		return false
@@ -77,12 +72,35 @@ func (s *selector) run(r *request, now, at, dur int64, sat bool) bool {
 	if !s.rootFits(root, r.need) {
 		return false
 	}
-	if cap(s.rem) < countReqs(r.top) {
-		s.rem = make([]int64, countReqs(r.top))
+	return s.satisfy(root, r.top, true)
+}
+
+// begin resets the selector for one selection.
+func (s *selector) begin(r *request, now, at, dur int64, sat, replay bool) {
+	s.req, s.now, s.at, s.dur, s.sat, s.replay = r, now, at, dur, sat, replay
+	s.claims = s.claims[:0]
+	s.slots = s.slots[:0]
+	s.ex.reset()
+	s.epoch++
+	if s.epoch == 0 { // wrapped: clear stamps once every 4 billion runs
+		clear(s.stamp)
+		s.epoch = 1
+	}
+	if n := countReqs(r.top); cap(s.rem) < n {
+		s.rem = make([]int64, n)
 	}
 	s.rem = s.rem[:cap(s.rem)]
 	s.remTop = 0
-	return s.satisfy(root, r.top, true)
+}
+
+// placeSlot takes one slot of q inside node v: a given placement, as Place
+// replays it.
+func (s *selector) placeSlot(v int32, q *req) bool {
+	if !s.satisfy(v, q.with, false) {
+		return false
+	}
+	s.slots = append(s.slots, slotRec{q: q, anchor: v, mark: len(s.claims)})
+	return true
 }
 
 func countReqs(level []*req) int {
@@ -286,7 +304,7 @@ func (s *selector) visit(c int32, level []*req, rem []int64) {
 	s.ex.Visited++
 	vx := m.g.Vertex(c)
 	isNode := s.hasNodes && vx.Type == s.nodeType
-	if !s.sat && vx.Status == resource.Down {
+	if !s.sat && !s.replay && vx.Status == resource.Down {
 		if isNode {
 			s.ex.NodesDown++
 		}
