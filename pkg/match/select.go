@@ -22,11 +22,11 @@ type slotRec struct {
 // tentative claims live in epoch-stamped scratch arrays, so starting a new
 // selection is O(1) (Fluxion's colour-base trick).
 type selector struct {
-	m        *Matcher
-	req      *request
-	at, dur  int64
-	now      int64
-	sat      bool // satisfiability: ignore allocations and vertex status
+	m       *Matcher
+	req     *request
+	at, dur int64
+	now     int64
+	sat     bool // satisfiability: ignore allocations and vertex status
 	// replay: the placement is given (Place); vertex status does not
 	// matter, what is already there does.
 	replay   bool
