@@ -3,6 +3,7 @@ package match
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/fluence-sched/fluence/pkg/planner"
 	"github.com/fluence-sched/fluence/pkg/resource"
@@ -43,14 +44,14 @@ type Matcher struct {
 
 	plan []*planner.Planner // by vertex, created on first claim
 	agg  []*planner.Multi   // by inner index, created on first touch
-	// startUsed caches agg's usage at one instant, per inner vertex and
-	// dimension; startAt says which instant (-1: none). Usage at a window's
-	// start bounds usage over the window from below, so a cached value too
-	// high to fit rejects a subtree without walking its planner. A loop of
-	// the queue asks about the same instant many times; a commit or cancel
-	// touching the vertex clears its row.
-	startUsed []int64
-	startAt   []int64
+	// Two caches of agg's usage per inner vertex and dimension: one for the
+	// current time, one for the later instants reservation probes ask about.
+	// Usage at a window's start bounds usage over the window from below, so
+	// a cached value too high to fit rejects a subtree without walking its
+	// planner. Each entry holds over [lo, hi), up to the planner's next
+	// change, so it serves every loop until a job on that subtree starts or
+	// ends; a commit or cancel touching the vertex clears its row.
+	nowCache, probeCache usageCache
 	// tags counts jobs (allocations and reservations) touching a vertex;
 	// allocs counts live allocations only (the overrun guard).
 	tags   []int32
@@ -144,11 +145,8 @@ func New(g *resource.Graph, opts Options) (*Matcher, error) {
 	}
 	m.agg = make([]*planner.Multi, innerCount)
 	m.totals = make([]int64, int(innerCount)*m.dims)
-	m.startUsed = make([]int64, int(innerCount)*m.dims)
-	m.startAt = make([]int64, int(innerCount)*m.dims)
-	for i := range m.startAt {
-		m.startAt[i] = -1
-	}
+	m.nowCache.init(int(innerCount) * m.dims)
+	m.probeCache.init(int(innerCount) * m.dims)
 	// Post-order accumulation: pre-order numbering means children have
 	// larger indexes than their parents, so a reverse sweep suffices.
 	for v := int32(n - 1); v >= 0; v-- {
@@ -278,22 +276,41 @@ func (m *Matcher) idle() bool {
 
 // usedAtStart returns the units of dimension d used in inner vertex i's
 // subtree at time at, from the cache when it holds that instant.
-func (m *Matcher) usedAtStart(i int32, d int, at int64) int64 {
-	k := int(i)*m.dims + d
-	if m.startAt[k] != at {
-		var u int64
-		if a := m.agg[i]; a != nil {
-			u = a.UsedAt(at, d)
-		}
-		m.startUsed[k], m.startAt[k] = u, at
-	}
-	return m.startUsed[k]
+// usageCache is one way of the window-start cache.
+type usageCache struct {
+	used, lo, hi []int64
 }
 
-// forgetStart drops inner vertex i's cached row after its planner changed.
+func (c *usageCache) init(n int) {
+	c.used, c.lo, c.hi = make([]int64, n), make([]int64, n), make([]int64, n)
+}
+
+// usedAtStart returns the units of dimension d used in inner vertex i's
+// subtree at time at; now says which cache way serves the query.
+func (m *Matcher) usedAtStart(i int32, d int, at int64, now bool) int64 {
+	c := &m.nowCache
+	if !now {
+		c = &m.probeCache
+	}
+	k := int(i)*m.dims + d
+	if c.lo[k] <= at && at < c.hi[k] {
+		return c.used[k]
+	}
+	var u int64
+	hi := int64(math.MaxInt64)
+	if a := m.agg[i]; a != nil {
+		u = a.UsedAt(at, d)
+		if next, ok := a.NextChange(at); ok {
+			hi = next
+		}
+	}
+	c.used[k], c.lo[k], c.hi[k] = u, at, hi
+	return u
+}
+
+// forgetStart drops inner vertex i's cached rows after its planner changed.
 func (m *Matcher) forgetStart(i int32) {
-	row := m.startAt[int(i)*m.dims : int(i+1)*m.dims]
-	for d := range row {
-		row[d] = -1
+	for k := int(i) * m.dims; k < int(i+1)*m.dims; k++ {
+		m.nowCache.hi[k], m.probeCache.hi[k] = 0, 0
 	}
 }

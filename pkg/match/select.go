@@ -499,7 +499,7 @@ func (s *selector) fitsAgg(c int32, need []int64) bool {
 	if !s.sat {
 		if a := m.agg[i]; a != nil {
 			for d, n := range need {
-				if n > 0 && n > tot[d]-m.usedAtStart(i, d, s.at) {
+				if n > 0 && n > tot[d]-m.usedAtStart(i, d, s.at, s.at == s.now) {
 					return false
 				}
 			}
@@ -534,8 +534,8 @@ func (s *selector) freeUnits(c int32, need []int64) []int64 {
 		if !s.sat && a != nil {
 			// The cached usage at the window start settles most full
 			// subtrees without a planner walk.
-			if s.free[d]-m.usedAtStart(i, d, s.at) < n {
-				s.free[d] -= m.usedAtStart(i, d, s.at)
+			if s.free[d]-m.usedAtStart(i, d, s.at, s.at == s.now) < n {
+				s.free[d] -= m.usedAtStart(i, d, s.at, s.at == s.now)
 				return s.free
 			}
 			s.free[d] -= a.UsedMax(s.at, s.dur, d)
