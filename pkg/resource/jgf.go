@@ -559,45 +559,19 @@ func (r *jgfReader) status() (Status, error) {
 }
 
 func (r *jgfReader) paths(f *nodeFields) error {
-	s := &r.s
-	if s.peek() != '{' {
-		if s.isNull() {
-			return nil
-		}
-		return s.typeError("metadata.paths", "an object")
-	}
-	var ferr error
-	s.pos++ // '{'
-	for first := true; ; first = false {
-		key, more, err := s.objKey(first)
-		if err != nil {
-			return err
-		}
-		if !more {
-			return ferr
-		}
-		if s.cur() != '"' {
-			if err := keep(&ferr, s.typeError("metadata.paths."+string(key), "a string")); err != nil {
-				return err
-			}
-			continue
-		}
-		v, err := s.str()
-		if err != nil {
-			return err
-		}
+	return r.s.stringFields("metadata.paths", func(key []byte, v strVal) {
 		if string(key) == "containment" {
 			f.cpath = noSpan
 			if len(v.b) > 0 { // Fluence writes "" for unset paths
 				f.cpath = r.spanOf(v)
 			}
-			continue
+			return
 		}
 		if f.paths == nil {
 			f.paths = map[string]string{}
 		}
 		f.paths[string(key)] = string(v.b)
-	}
+	})
 }
 
 // canonicalInt parses a non-negative decimal integer written without sign or
@@ -813,30 +787,11 @@ func (r *jgfReader) relationNames(f *edgeFields) error {
 		}
 		return err
 	case '{':
-		s.pos++
-		var ferr error
-		for first := true; ; first = false {
-			key, more, err := s.objKey(first)
-			if err != nil {
-				return err
-			}
-			if !more {
-				return ferr
-			}
-			if s.cur() != '"' {
-				if err := keep(&ferr, s.typeError("metadata.name."+string(key), "a string")); err != nil {
-					return err
-				}
-				continue
-			}
-			v, err := s.str()
-			if err != nil {
-				return err
-			}
+		return s.stringFields("metadata.name", func(_ []byte, v strVal) {
 			if string(v.b) == "in" {
 				f.reverse = true
 			}
-		}
+		})
 	default:
 		return s.skipValue(0)
 	}

@@ -591,43 +591,48 @@ func (s *scanner) boolField(field string) (bool, error) {
 	return false, s.typeError(field, "a boolean")
 }
 
-// stringMap reads an object of string values (or null, giving nil) for
-// field; empty objects give nil too.
-func (s *scanner) stringMap(field string) (map[string]string, error) {
+// stringFields walks an object whose values must all be strings, calling fn
+// with each key and value. A value of another type is a field error: the
+// first is returned once the whole object is read, so the rest of the
+// vertex is still checked; a syntax error ends the walk at once. null means
+// absent.
+func (s *scanner) stringFields(field string, fn func(key []byte, v strVal)) error {
 	if s.peek() != '{' {
 		if s.isNull() {
-			return nil, nil
+			return nil
 		}
-		return nil, s.typeError(field, "an object")
+		return s.typeError(field, "an object")
 	}
-	var m map[string]string
 	var ferr error
 	err := s.object(func(key []byte) error {
 		if s.peek() != '"' {
-			e := s.typeError(field+"."+string(key), "a string")
-			if _, ok := e.(*fieldError); ok {
-				if ferr == nil {
-					ferr = e
-				}
-				return nil
-			}
-			return e
+			return keep(&ferr, s.typeError(field+"."+string(key), "a string"))
 		}
 		v, err := s.str()
 		if err != nil {
 			return err
 		}
+		fn(key, v)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return ferr
+}
+
+// stringMap reads an object of strings (properties) into a map; nil when
+// empty or null.
+func (s *scanner) stringMap(field string) (map[string]string, error) {
+	var m map[string]string
+	err := s.stringFields(field, func(key []byte, v strVal) {
 		if m == nil {
 			m = map[string]string{}
 		}
 		m[string(key)] = string(v.b)
-		return nil
 	})
 	if err != nil {
 		return nil, err
-	}
-	if ferr != nil {
-		return nil, ferr
 	}
 	return m, nil
 }
