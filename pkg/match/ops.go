@@ -16,28 +16,10 @@ func (m *Matcher) Match(op Op, js *jobspec.Jobspec, id, now int64) (*Result, err
 	if op < Allocate || op > Satisfiability {
 		return nil, fmt.Errorf("match: unknown operation %d", op)
 	}
-	if js == nil {
-		return invalid("no jobspec"), nil
+	r, dur, bad, err := m.prepare(js, id, now, op != Satisfiability)
+	if bad != nil || err != nil {
+		return bad, err
 	}
-	if err := jobspec.Validate(js); err != nil {
-		return invalid(err.Error()), nil
-	}
-	if now < 0 || now >= Horizon {
-		return invalid(fmt.Sprintf("time %d is outside [0, %d)", now, Horizon)), nil
-	}
-	dur := js.Duration
-	if dur == 0 {
-		dur = Horizon - now
-	}
-	if dur > Horizon-now {
-		return invalid(fmt.Sprintf("duration %d s reaches past the scheduling horizon (%d)", dur, Horizon)), nil
-	}
-	if op != Satisfiability {
-		if _, dup := m.jobs[id]; dup {
-			return nil, fmt.Errorf("match: job %d already exists", id)
-		}
-	}
-	r := m.compile(js)
 	if op == Satisfiability {
 		if ok, ex := m.satisfiable(r); !ok {
 			return failed(Unsatisfiable, ex), nil
@@ -63,6 +45,32 @@ func (m *Matcher) Match(op Op, js *jobspec.Jobspec, id, now int64) (*Result, err
 		return failed(Unsatisfiable, ex), nil
 	}
 	return failed(Busy, busy), nil
+}
+
+// prepare validates a request and compiles it: an Invalid result for an
+// unusable request, an error for misuse (a job id in use, when newJob), else
+// the compiled request and its duration (0 means until the horizon).
+func (m *Matcher) prepare(js *jobspec.Jobspec, id, now int64, newJob bool) (*request, int64, *Result, error) {
+	if js == nil {
+		return nil, 0, invalid("no jobspec"), nil
+	}
+	if err := jobspec.Validate(js); err != nil {
+		return nil, 0, invalid(err.Error()), nil
+	}
+	if now < 0 || now >= Horizon {
+		return nil, 0, invalid(fmt.Sprintf("time %d is outside [0, %d)", now, Horizon)), nil
+	}
+	dur := js.Duration
+	if dur == 0 {
+		dur = Horizon - now
+	}
+	if dur > Horizon-now {
+		return nil, 0, invalid(fmt.Sprintf("duration %d s reaches past the scheduling horizon (%d)", dur, Horizon)), nil
+	}
+	if _, dup := m.jobs[id]; dup && newJob {
+		return nil, 0, nil, fmt.Errorf("match: job %d already exists", id)
+	}
+	return m.compile(js), dur, nil, nil
 }
 
 // reservedDuration keeps an unlimited job unlimited when it starts later.
@@ -292,26 +300,10 @@ func (m *Matcher) nodeUsage(j *Job) []NodeUsage {
 // does not fit its node makes the result Busy, naming the slot and the
 // node, and nothing is committed.
 func (m *Matcher) Place(js *jobspec.Jobspec, id, now int64, slotNodes []int32) (*Result, error) {
-	if js == nil {
-		return invalid("no jobspec"), nil
+	r, dur, bad, err := m.prepare(js, id, now, true)
+	if bad != nil || err != nil {
+		return bad, err
 	}
-	if err := jobspec.Validate(js); err != nil {
-		return invalid(err.Error()), nil
-	}
-	if now < 0 || now >= Horizon {
-		return invalid(fmt.Sprintf("time %d is outside [0, %d)", now, Horizon)), nil
-	}
-	dur := js.Duration
-	if dur == 0 {
-		dur = Horizon - now
-	}
-	if dur > Horizon-now {
-		return invalid(fmt.Sprintf("duration %d s reaches past the scheduling horizon (%d)", dur, Horizon)), nil
-	}
-	if _, dup := m.jobs[id]; dup {
-		return nil, fmt.Errorf("match: job %d already exists", id)
-	}
-	r := m.compile(js)
 	if len(r.missing) > 0 {
 		return invalid("the graph has no " + strings.Join(r.missing, ", ")), nil
 	}
