@@ -207,3 +207,7 @@ func sortedKeys[V any](m map[string]V) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// NodeGPUs is the number of GPUs a node offers: its allocatable
+// nvidia.com/gpu plus the extra GPU resource names.
+func (o GraphOptions) NodeGPUs(n *corev1.Node) int64 { return o.gpuCount(n.Status.Allocatable) }

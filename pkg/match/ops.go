@@ -340,3 +340,36 @@ func (m *Matcher) Place(js *jobspec.Jobspec, id, now int64, slotNodes []int32) (
 	}
 	return m.place(id, now, dur, false)
 }
+
+// Extend changes a live job's duration, keeping its start and its claims:
+// a job that runs past its planned end must keep holding what it uses,
+// or the planner would offer it to others from the planned end on. It
+// fails, and changes nothing, when the longer span would collide with
+// another job holding the same resources later (a reservation, which the
+// caller cancels first).
+func (m *Matcher) Extend(id, duration int64) error {
+	j, ok := m.jobs[id]
+	if !ok {
+		return fmt.Errorf("match: no job %d", id)
+	}
+	if duration < 1 {
+		return fmt.Errorf("match: job %d: duration %d is not positive", id, duration)
+	}
+	if j.At+duration > Horizon {
+		duration = Horizon - j.At
+	}
+	if duration == j.Duration {
+		return nil
+	}
+	old := j.Duration
+	m.release(j)
+	j.Duration = duration
+	if err := m.apply(j); err != nil {
+		j.Duration = old
+		if err2 := m.apply(j); err2 != nil {
+			return fmt.Errorf("match: job %d: extend failed (%v) and restoring failed: %w", id, err, err2)
+		}
+		return fmt.Errorf("match: job %d: cannot extend to %d s: %w", id, duration, err)
+	}
+	return nil
+}

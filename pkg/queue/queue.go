@@ -417,3 +417,54 @@ func (q *Manager) StateOf(id int64) (State, string, bool) {
 	}
 	return e.state, e.reason, true
 }
+
+// Extend lengthens a running group's allocation (it ran past its declared
+// duration and still holds its resources). Reservations are planned on
+// the old end, so they are all dropped and recomputed by the next loop.
+func (q *Manager) Extend(id, duration int64) error {
+	if _, ok := q.running[id]; !ok {
+		return fmt.Errorf("queue: group %d is not running", id)
+	}
+	for _, e := range q.reserved {
+		if err := q.m.Cancel(e.g.ID); err != nil {
+			return fmt.Errorf("queue: cancel reservation of group %d: %w", e.g.ID, err)
+		}
+		e.state = Pending
+	}
+	q.reserved = q.reserved[:0]
+	q.gen++
+	return q.m.Extend(id, duration)
+}
+
+// Freed tells the queue that resources it does not manage were released
+// (a pod placed outside the queue ended): answers may change, and blocked
+// groups get another try.
+func (q *Manager) Freed() { q.freed() }
+
+// Place records a group whose pods already sit on known nodes (replayed
+// after a restart or a graph rebuild) as running, committing it with
+// match.Matcher.Place. A Busy or Invalid answer is returned as a decision
+// and nothing is recorded.
+func (q *Manager) Place(g *Group, slotNodes []int32, now int64) (Decision, error) {
+	if g == nil || g.Jobspec == nil {
+		return Decision{}, fmt.Errorf("queue: group without a jobspec")
+	}
+	if _, dup := q.byID[g.ID]; dup {
+		return Decision{}, fmt.Errorf("queue: group id %d already queued", g.ID)
+	}
+	res, err := q.m.Place(g.Jobspec, g.ID, now, slotNodes)
+	if err != nil {
+		return Decision{}, err
+	}
+	d := Decision{Group: g, At: res.At, Nodes: res.Nodes, Reason: res.Reason}
+	if res.Status != match.Allocated {
+		d.State = Pending
+		d.Reason = res.Status.String() + ": " + res.Reason
+		return d, nil
+	}
+	e := &entry{g: g, state: Running, at: res.At}
+	q.running[g.ID] = e
+	q.byID[g.ID] = e
+	d.State = Running
+	return d, nil
+}

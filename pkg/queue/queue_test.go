@@ -249,3 +249,55 @@ func TestBlockedByOverrunUntilCompletion(t *testing.T) {
 		t.Fatalf("after the overrunning job ended: %s", got)
 	}
 }
+
+// TestExtendMovesReservation: group 1 overruns its declared 100 s; once
+// extended, group 2's reservation moves past the new end.
+func TestExtendMovesReservation(t *testing.T) {
+	h := newHarness(t, Config{Policy: Easy})
+	backfillWorkload(h)
+	h.schedule(10) // 2 reserved at 100
+	if err := h.q.Extend(1, 150); err != nil {
+		t.Fatal(err)
+	}
+	// 3 still runs until 60 and 4 (200 s) now fits nowhere before 150 either.
+	if got := h.schedule(10); got != "2:reserved@150 4:pending" {
+		t.Fatalf("after extend: %s", got)
+	}
+	if err := h.q.Extend(3, 10); err != nil {
+		t.Fatalf("shortening: %v", err)
+	}
+	if err := h.q.Extend(42, 10); err == nil {
+		t.Fatal("extending an unknown group succeeded")
+	}
+}
+
+// TestPlaceRecordsRunningGroup: a replayed group holds its nodes, can be
+// completed like any running group, and a second copy is refused.
+func TestPlaceRecordsRunningGroup(t *testing.T) {
+	h := newHarness(t, Config{Policy: Easy})
+	js := jobspec.New(jobspec.Slot(2, "p").With(jobspec.R("core", 4))).Duration(100).Obj()
+	n0, n1 := h.m.Graph().ByName("node0")[0], h.m.Graph().ByName("node1")[0]
+	d, err := h.q.Place(&Group{ID: 7, Name: "replayed", Jobspec: js}, []int32{n0, n1}, 5)
+	if err != nil || d.State != Running {
+		t.Fatalf("place: %+v %v", d, err)
+	}
+	// Only two whole nodes are left.
+	h.submit(8, 0, 6, nodes(3, 10))
+	if got := h.schedule(6); got != "8:reserved@105" {
+		t.Fatalf("after replay: %s", got)
+	}
+	if _, err := h.q.Place(&Group{ID: 7, Jobspec: js}, []int32{n0, n1}, 5); err == nil {
+		t.Fatal("placing the same id twice succeeded")
+	}
+	// The same nodes are full: a second replay there is refused, not recorded.
+	d, err = h.q.Place(&Group{ID: 9, Jobspec: js}, []int32{n0, n1}, 6)
+	if err != nil || d.State != Pending || !strings.Contains(d.Reason, "does not fit") {
+		t.Fatalf("over-commit: %+v %v", d, err)
+	}
+	if err := h.q.Complete(7); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.schedule(7); got != "8:running@7" {
+		t.Fatalf("after completion: %s", got)
+	}
+}

@@ -1,0 +1,18 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app"
+
+	"github.com/fluence-sched/fluence/pkg/plugin"
+)
+
+// schedulerCmd is kube-scheduler with the fluence plugin registered: every
+// kube-scheduler flag works (--config, --kubeconfig, --leader-elect, ...).
+// deploy/scheduler-config.yaml is a configuration with the fluence profile.
+func schedulerCmd() *cobra.Command {
+	cmd := app.NewSchedulerCommand(app.WithPlugin(plugin.Name, plugin.New))
+	cmd.Use = "scheduler"
+	cmd.Short = "Run kube-scheduler with the fluence plugin (all kube-scheduler flags apply)"
+	return cmd
+}

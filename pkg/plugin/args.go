@@ -1,0 +1,157 @@
+package plugin
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"github.com/fluence-sched/fluence/pkg/match"
+	"github.com/fluence-sched/fluence/pkg/queue"
+)
+
+// Args are the plugin's arguments, from the pluginConfig entry named
+// "fluence" of a KubeSchedulerConfiguration profile. Every field is
+// optional; Defaults documents the values used when it is absent.
+type Args struct {
+	// MatchPolicy is the engine's match policy: first, firstnodex, low,
+	// high, lonode, hinode, lonodex, hinodex, locality, variation.
+	// Default "lonode" (pack the lowest-numbered nodes first).
+	MatchPolicy string `json:"matchPolicy,omitempty"`
+	// QueuePolicy is fcfs, easy, hybrid or conservative. Default "easy".
+	QueuePolicy string `json:"queuePolicy,omitempty"`
+	// QueueDepth bounds the groups considered per scheduling loop.
+	// Default 32.
+	QueueDepth int `json:"queueDepth,omitempty"`
+	// ReservationDepth bounds the groups holding reservations (hybrid).
+	// Default 64.
+	ReservationDepth int `json:"reservationDepth,omitempty"`
+	// RackLabel is the node label naming a node's rack; empty (default)
+	// means no rack level in the graph.
+	RackLabel string `json:"rackLabel,omitempty"`
+	// ExtraGPUResources are resource names counted as GPUs besides
+	// nvidia.com/gpu, such as amd.com/gpu. Default none.
+	ExtraGPUResources []string `json:"extraGPUResources,omitempty"`
+	// DefaultDuration is the planned run time of a group whose pods declare
+	// none (no fluence.flux-framework.org/duration annotation and no
+	// activeDeadlineSeconds), as a Go duration. Default "1h". A group that
+	// runs longer keeps its resources; its plan is extended.
+	DefaultDuration string `json:"defaultDuration,omitempty"`
+	// PermitTimeout is how long a reserved pod waits at Permit for the rest
+	// of its group before the whole allocation is cancelled. Default "60s".
+	PermitTimeout string `json:"permitTimeout,omitempty"`
+}
+
+// Config is Args validated, with defaults applied.
+type Config struct {
+	MatchPolicy       string
+	Queue             queue.Config
+	RackLabel         string
+	ExtraGPUResources []string
+	DefaultDuration   int64 // seconds
+	PermitTimeout     time.Duration
+}
+
+// Defaults.
+const (
+	DefaultMatchPolicy     = "lonode"
+	DefaultQueuePolicy     = queue.Easy
+	DefaultDefaultDuration = time.Hour
+	DefaultPermitTimeout   = 60 * time.Second
+)
+
+// DecodeArgs reads the plugin arguments handed over by the scheduler
+// framework (nil, *runtime.Unknown or *Args).
+func DecodeArgs(obj runtime.Object) (Args, error) {
+	var a Args
+	switch o := obj.(type) {
+	case nil:
+	case *Args:
+		a = *o
+	default:
+		if err := frameworkruntime.DecodeInto(obj, &a); err != nil {
+			return Args{}, fmt.Errorf("fluence: plugin arguments: %w", err)
+		}
+	}
+	return a, nil
+}
+
+// Validate checks the arguments and applies defaults. Every problem is
+// reported, each naming its field.
+func (a Args) Validate() (Config, error) {
+	var errs []string
+	c := Config{
+		MatchPolicy:       a.MatchPolicy,
+		RackLabel:         a.RackLabel,
+		ExtraGPUResources: a.ExtraGPUResources,
+		Queue: queue.Config{
+			Policy:           queue.Policy(a.QueuePolicy),
+			QueueDepth:       a.QueueDepth,
+			ReservationDepth: a.ReservationDepth,
+		},
+	}
+	if c.MatchPolicy == "" {
+		c.MatchPolicy = DefaultMatchPolicy
+	}
+	if _, err := match.LookupPolicy(c.MatchPolicy); err != nil {
+		errs = append(errs, fmt.Sprintf("matchPolicy: %v", err))
+	}
+	if c.Queue.Policy == "" {
+		c.Queue.Policy = DefaultQueuePolicy
+	}
+	if a.QueueDepth < 0 {
+		errs = append(errs, fmt.Sprintf("queueDepth: %d is negative", a.QueueDepth))
+	}
+	if a.ReservationDepth < 0 {
+		errs = append(errs, fmt.Sprintf("reservationDepth: %d is negative", a.ReservationDepth))
+	}
+	if a.QueueDepth >= 0 && a.ReservationDepth >= 0 {
+		if err := c.Queue.Validate(); err != nil {
+			errs = append(errs, fmt.Sprintf("queuePolicy/queueDepth/reservationDepth: %v", err))
+		}
+	}
+	for i, n := range a.ExtraGPUResources {
+		if strings.TrimSpace(n) == "" || strings.ContainsAny(n, " \t") {
+			errs = append(errs, fmt.Sprintf("extraGPUResources[%d]: %q is not a resource name", i, n))
+		}
+	}
+	dd, err := positiveDuration("defaultDuration", a.DefaultDuration, DefaultDefaultDuration)
+	if err != nil {
+		errs = append(errs, err.Error())
+	}
+	c.DefaultDuration = int64((dd + time.Second - 1) / time.Second)
+	if c.PermitTimeout, err = positiveDuration("permitTimeout", a.PermitTimeout, DefaultPermitTimeout); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if len(errs) > 0 {
+		return Config{}, fmt.Errorf("fluence: invalid plugin arguments: %s", strings.Join(errs, "; "))
+	}
+	return c, nil
+}
+
+func positiveDuration(field, v string, def time.Duration) (time.Duration, error) {
+	if v == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %q is not a duration such as 90s or 1h", field, v)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%s: %q is not positive", field, v)
+	}
+	return d, nil
+}
+
+// DeepCopyObject and GetObjectKind let Args travel as a runtime.Object.
+func (a *Args) DeepCopyObject() runtime.Object {
+	c := *a
+	c.ExtraGPUResources = append([]string(nil), a.ExtraGPUResources...)
+	return &c
+}
+
+// GetObjectKind reports no kind: Args are not registered in a scheme.
+func (a *Args) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }

@@ -1,0 +1,374 @@
+package plugin
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// These tests drive the plugin's state machine directly, the way the
+// framework's extension points and informers do, on plain objects. The
+// integration tests (test/integration) run the same code in a real
+// kube-scheduler against a real API server.
+
+type clusterFixture struct {
+	t     *testing.T
+	c     *cluster
+	clock *clocktesting.FakeClock
+	n     int
+}
+
+func newClusterFixture(t *testing.T, args Args) *clusterFixture {
+	t.Helper()
+	cfg, err := args.Validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
+	c := newCluster(cfg, func(p *corev1.Pod) bool { return p.Spec.SchedulerName == "fluence" }, clk, klog.Background())
+	return &clusterFixture{t: t, c: c, clock: clk}
+}
+
+func node(name string, cpu int, labels map[string]string) *corev1.Node {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	n.Status.Allocatable = corev1.ResourceList{
+		corev1.ResourceCPU:    *resource.NewQuantity(int64(cpu), resource.DecimalSI),
+		corev1.ResourceMemory: resource.MustParse("8Gi"),
+		corev1.ResourcePods:   resource.MustParse("110"),
+	}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+	return n
+}
+
+func (f *clusterFixture) nodes(n, cpu int) {
+	for i := range n {
+		f.c.onNode(node(fmt.Sprintf("n%02d", i), cpu, nil))
+	}
+}
+
+// pod is a pending pod of this scheduler with the given CPU request.
+func (f *clusterFixture) pod(name string, cpu int) *corev1.Pod {
+	f.n++
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Namespace: "ns", Name: name, UID: types.UID(fmt.Sprintf("uid-%s-%d", name, f.n)),
+		CreationTimestamp: metav1.NewTime(time.Unix(int64(f.n), 0)),
+	}}
+	p.Spec.SchedulerName = "fluence"
+	p.Spec.Containers = []corev1.Container{{Name: "c", Image: "x", Resources: corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: *resource.NewQuantity(int64(cpu), resource.DecimalSI)},
+	}}}
+	return p
+}
+
+func gid(name string, size int32) GroupID {
+	return GroupID{Namespace: "ns", Name: name, Key: "ns/" + name, Size: size, Source: "label"}
+}
+
+// schedule runs PreFilter, Reserve and Permit for one pod and returns its
+// node ("" when it waits) and the verdict.
+func (f *clusterFixture) schedule(p *corev1.Pod, id GroupID) verdict {
+	f.t.Helper()
+	fx := &effects{}
+	v := f.c.place(p, id, fx)
+	if v.node != "" {
+		if err := f.c.reserve(p, v.node); err != nil {
+			f.t.Fatalf("reserve %s: %v", p.Name, err)
+		}
+	}
+	return v
+}
+
+// bind completes a pod's binding as the informer reports it.
+func (f *clusterFixture) bind(p *corev1.Pod, node string) *corev1.Pod {
+	b := p.DeepCopy()
+	b.Spec.NodeName = node
+	rec := f.c.recordOf(p)
+	if rec != "" {
+		b.Annotations = map[string]string{AllocationKey: rec}
+	}
+	f.c.boundOK(p)
+	f.c.onPod(b, &effects{})
+	return b
+}
+
+func (f *clusterFixture) finish(p *corev1.Pod) {
+	d := p.DeepCopy()
+	d.Status.Phase = corev1.PodSucceeded
+	f.c.onPod(d, &effects{})
+}
+
+// gang schedules every pod of a group and returns their nodes.
+func (f *clusterFixture) gang(pods []*corev1.Pod, id GroupID) []verdict {
+	out := make([]verdict, len(pods))
+	for i, p := range pods {
+		out[i] = f.schedule(p, id)
+	}
+	// Pods before the last waited for the rest; try them again.
+	for i, p := range pods {
+		if out[i].node == "" {
+			out[i] = f.schedule(p, id)
+		}
+	}
+	return out
+}
+
+func (f *clusterFixture) pods(prefix string, n, cpu int) []*corev1.Pod {
+	var out []*corev1.Pod
+	for i := range n {
+		out = append(out, f.pod(fmt.Sprintf("%s-%d", prefix, i), cpu))
+	}
+	return out
+}
+
+func placedCount(vs []verdict) int {
+	n := 0
+	for _, v := range vs {
+		if v.node != "" {
+			n++
+		}
+	}
+	return n
+}
+
+func TestGroupPlacedWholeOrNotAtAll(t *testing.T) {
+	for _, tc := range []struct {
+		nodes, want int
+	}{{10, 10}, {9, 0}} {
+		t.Run(fmt.Sprintf("%d-nodes", tc.nodes), func(t *testing.T) {
+			f := newClusterFixture(t, Args{})
+			f.nodes(tc.nodes, 1)
+			vs := f.gang(f.pods("g", 10, 1), gid("g", 10))
+			if got := placedCount(vs); got != tc.want {
+				t.Fatalf("%d of 10 pods placed, want %d", got, tc.want)
+			}
+			if tc.want == 0 {
+				if !vs[9].final || !strings.Contains(vs[9].reason, "core") {
+					t.Fatalf("reason %q (final %v) should say cores are short and be final", vs[9].reason, vs[9].final)
+				}
+			} else {
+				seen := map[string]bool{}
+				for _, v := range vs {
+					if seen[v.node] {
+						t.Fatalf("two pods on %s, each node has one core", v.node)
+					}
+					seen[v.node] = true
+				}
+			}
+		})
+	}
+}
+
+func TestGroupWaitsForItsPods(t *testing.T) {
+	f := newClusterFixture(t, Args{})
+	f.nodes(4, 2)
+	pods := f.pods("g", 3, 1)
+	for _, p := range pods[:2] {
+		v := f.schedule(p, gid("g", 3))
+		if v.node != "" || v.final || !strings.Contains(v.reason, "of 3 exist") {
+			t.Fatalf("%s: %+v, want a wait for the rest of the group", p.Name, v)
+		}
+	}
+	if v := f.schedule(pods[2], gid("g", 3)); v.node == "" {
+		t.Fatalf("last pod: %+v", v)
+	}
+	// Permit lets the group through only when every pod is reserved.
+	ready, _, err := f.c.permit(pods[2])
+	if err != nil || ready {
+		t.Fatalf("permit with 1 of 3 reserved: ready=%v err=%v", ready, err)
+	}
+	f.schedule(pods[0], gid("g", 3))
+	f.schedule(pods[1], gid("g", 3))
+	ready, siblings, err := f.c.permit(pods[2])
+	if err != nil || !ready || len(siblings) != 2 {
+		t.Fatalf("permit with all reserved: ready=%v siblings=%v err=%v", ready, siblings, err)
+	}
+}
+
+func TestAllocationReleasedWhenTheLastPodEnds(t *testing.T) {
+	f := newClusterFixture(t, Args{})
+	f.nodes(2, 1)
+	a := f.pods("a", 2, 1)
+	vs := f.gang(a, gid("a", 2))
+	bound := []*corev1.Pod{f.bind(a[0], vs[0].node), f.bind(a[1], vs[1].node)}
+	b := f.pods("b", 2, 1)
+	if got := placedCount(f.gang(b, gid("b", 2))); got != 0 {
+		t.Fatalf("b placed while a holds the nodes")
+	}
+	f.finish(bound[0])
+	if got := placedCount(f.gang(b, gid("b", 2))); got != 0 {
+		t.Fatalf("b placed after a's first pod ended: a's allocation was released early")
+	}
+	f.finish(bound[1])
+	if got := placedCount(f.gang(b, gid("b", 2))); got != 2 {
+		t.Fatalf("b: %d of 2 placed after a ended", got)
+	}
+}
+
+func TestForeignPodsConsumeResources(t *testing.T) {
+	f := newClusterFixture(t, Args{})
+	f.nodes(2, 2)
+	other := f.pod("stock", 2)
+	other.Spec.SchedulerName = "default-scheduler"
+	other.Spec.NodeName = "n00"
+	f.c.onPod(other, &effects{})
+	g := f.pods("g", 2, 2)
+	if got := placedCount(f.gang(g, gid("g", 2))); got != 0 {
+		t.Fatalf("group of two 2-CPU pods placed beside a foreign 2-CPU pod on 2x2 CPUs")
+	}
+	f.finish(other)
+	if got := placedCount(f.gang(g, gid("g", 2))); got != 2 {
+		t.Fatalf("after the foreign pod ended: %d of 2 placed", got)
+	}
+}
+
+func TestPodDeletedBeforeBindingWithdrawsTheGroup(t *testing.T) {
+	f := newClusterFixture(t, Args{})
+	f.nodes(2, 1)
+	g := f.pods("g", 2, 1)
+	vs := f.gang(g, gid("g", 2))
+	if placedCount(vs) != 2 {
+		t.Fatal("setup")
+	}
+	fx := &effects{}
+	f.c.onPodGone(g[1], fx)
+	if len(fx.reject) != 1 || fx.reject[0] != g[0].UID {
+		t.Fatalf("the reserved sibling should be rejected at Permit: %v", fx.reject)
+	}
+	// Both nodes are free again: another group of two fits.
+	if got := placedCount(f.gang(f.pods("h", 2, 1), gid("h", 2))); got != 2 {
+		t.Fatalf("after withdrawal: %d of 2 placed", got)
+	}
+}
+
+func TestUnreserveWithdrawsUnlessBound(t *testing.T) {
+	f := newClusterFixture(t, Args{})
+	f.nodes(3, 1)
+	g := f.pods("g", 3, 1)
+	vs := f.gang(g, gid("g", 3))
+	f.bind(g[0], vs[0].node)
+	fx := &effects{}
+	f.c.unreserve(g[1], fx)
+	if len(fx.reject) != 0 {
+		t.Fatalf("a bound group's allocation was withdrawn: %v", fx.reject)
+	}
+	if v := f.schedule(g[1], gid("g", 3)); v.node != vs[1].node {
+		t.Fatalf("retry of a pod of a bound group: %+v, want its node %s", v, vs[1].node)
+	}
+}
+
+func TestRestartAdoptsRecordedAllocations(t *testing.T) {
+	f := newClusterFixture(t, Args{})
+	f.nodes(2, 2)
+	g := f.pods("g", 2, 2)
+	vs := f.gang(g, gid("g", 2))
+	bound := []*corev1.Pod{f.bind(g[0], vs[0].node), f.bind(g[1], vs[1].node)}
+
+	// A new scheduler sees the nodes and the bound pods with their record.
+	f2 := newClusterFixture(t, Args{})
+	f2.nodes(2, 2)
+	for _, p := range bound {
+		if p.Annotations[AllocationKey] == "" {
+			t.Fatal("binding wrote no allocation record")
+		}
+		f2.c.onPod(p, &effects{})
+	}
+	f2.n = 100
+	h := f2.pods("h", 2, 2)
+	if got := placedCount(f2.gang(h, gid("h", 2))); got != 0 {
+		t.Fatal("a pod was placed on nodes the adopted allocation fills")
+	}
+	for _, p := range bound {
+		f2.finish(p)
+	}
+	if got := placedCount(f2.gang(h, gid("h", 2))); got != 2 {
+		t.Fatalf("after the adopted group ended: %d of 2 placed", got)
+	}
+}
+
+func TestNodeGoneAndCordoned(t *testing.T) {
+	f := newClusterFixture(t, Args{})
+	f.nodes(3, 1)
+	f.c.onNodeGone("n00")
+	c := node("n01", 1, nil)
+	c.Spec.Unschedulable = true
+	f.c.onNode(c)
+	g := f.pods("g", 1, 1)
+	vs := f.gang(g, gid("g", 1))
+	if vs[0].node != "n02" {
+		t.Fatalf("placed on %q, want n02 (n00 deleted, n01 cordoned)", vs[0].node)
+	}
+	f.finish(f.bind(g[0], "n02"))
+	// A group of two waits: the cordoned node may come back, the deleted
+	// one is gone, so the group is not rejected for good.
+	vs = f.gang(f.pods("h", 2, 1), gid("h", 2))
+	if placedCount(vs) != 0 || vs[1].final || !strings.Contains(vs[1].reason, "1 down") {
+		t.Fatalf("group of 2 on one usable node: %+v", vs)
+	}
+	f.c.onNode(node("n01", 1, nil)) // uncordoned
+	fx := &effects{}
+	f.c.loop(fx)
+	if len(fx.activate) != 2 {
+		t.Fatalf("after uncordon the loop should place h and wake its 2 pods: %v", fx.activate)
+	}
+}
+
+func TestSizeDisagreementIsInvalid(t *testing.T) {
+	f := newClusterFixture(t, Args{})
+	f.nodes(4, 1)
+	p := f.pods("g", 2, 1)
+	f.schedule(p[0], gid("g", 2))
+	v := f.schedule(p[1], gid("g", 3))
+	if !v.final || !strings.Contains(v.reason, "disagree") {
+		t.Fatalf("%+v", v)
+	}
+	// Another group is unaffected.
+	if got := placedCount(f.gang(f.pods("h", 2, 1), gid("h", 2))); got != 2 {
+		t.Fatalf("other group: %d of 2 placed", got)
+	}
+}
+
+func TestTaintedNodesAvoided(t *testing.T) {
+	f := newClusterFixture(t, Args{})
+	f.nodes(2, 1)
+	tainted := node("n00", 1, nil)
+	tainted.Spec.Taints = []corev1.Taint{{Key: "gpu", Value: "only", Effect: corev1.TaintEffectNoSchedule}}
+	f.c.onNode(tainted)
+	vs := f.gang(f.pods("g", 1, 1), gid("g", 1))
+	if vs[0].node != "n01" {
+		t.Fatalf("placed on %q, want n01", vs[0].node)
+	}
+	vs = f.gang(f.pods("h", 1, 1), gid("h", 1))
+	if vs[0].node != "" {
+		t.Fatalf("placed on the tainted node %q", vs[0].node)
+	}
+}
+
+func TestUnsatisfiableRejectedOthersFlow(t *testing.T) {
+	f := newClusterFixture(t, Args{})
+	f.nodes(8, 3)
+	big := f.gang(f.pods("big", 50, 1), gid("big", 50))
+	if placedCount(big) != 0 || !big[49].final || !strings.Contains(big[49].reason, "cannot be placed") {
+		t.Fatalf("size 50 on 8x3 cores: %+v", big[49])
+	}
+	gpu := f.pod("gpu", 1)
+	gpu.Spec.Containers[0].Resources.Requests["nvidia.com/gpu"] = resource.MustParse("1")
+	if v := f.schedule(gpu, gid("gpu", 1)); !v.final || !strings.Contains(v.reason, "gpu") {
+		t.Fatalf("gpu pod on a cluster without GPUs: %+v", v)
+	}
+	arm := f.pod("arm", 1)
+	arm.Spec.NodeSelector = map[string]string{"kubernetes.io/arch": "arm64"}
+	if v := f.schedule(arm, gid("arm", 1)); !v.final || !strings.Contains(v.reason, "arm64") {
+		t.Fatalf("arm64 pod on amd64 nodes: %+v", v)
+	}
+	if got := placedCount(f.gang(f.pods("ok", 4, 1), gid("ok", 4))); got != 4 {
+		t.Fatalf("a fitting group behind the rejected ones: %d of 4 placed", got)
+	}
+}

@@ -1,0 +1,546 @@
+package plugin
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+
+	"github.com/fluence-sched/fluence/pkg/jobspec"
+	"github.com/fluence-sched/fluence/pkg/k8sadapter"
+	"github.com/fluence-sched/fluence/pkg/match"
+	"github.com/fluence-sched/fluence/pkg/queue"
+)
+
+// ensureEngine rebuilds the graph when the nodes changed. The graph's
+// structure is fixed once built, so a node change means a new graph and a
+// replay of everything that holds resources: allocations at their nodes,
+// foreign pods at theirs, and the queued requests in their order.
+func (c *cluster) ensureEngine(fx *effects) {
+	if !c.dirty && c.m != nil {
+		return
+	}
+	c.dirty = false
+	c.stats.rebuilds++
+	nodes := make([]*corev1.Node, 0, len(c.nodes))
+	for _, n := range c.nodes {
+		nodes = append(nodes, n)
+	}
+	g, err := k8sadapter.BuildGraph(nodes, c.opts)
+	if err == nil && g == nil {
+		err = fmt.Errorf("no graph")
+	}
+	if err != nil {
+		// Nodes come from the API server; a node the adapter refuses is
+		// a bug or a corrupt object. Keep the old picture and say so.
+		c.log.Error(err, "fluence: cannot build the resource graph from the nodes; keeping the previous one")
+		return
+	}
+	m, err := match.New(g, match.Options{Policy: c.cfg.MatchPolicy})
+	if err != nil {
+		c.log.Error(err, "fluence: matcher")
+		return
+	}
+	q, err := queue.New(m, c.cfg.Queue)
+	if err != nil {
+		c.log.Error(err, "fluence: queue")
+		return
+	}
+	c.m, c.q = m, q
+	c.overloaded = map[string]bool{}
+	c.foreignJob = map[string]int64{}
+	now := c.now()
+
+	// Allocations first: they were placed by this scheduler and checked;
+	// foreign pods that no longer fit beside them mark their node.
+	var requeue []*alloc
+	for _, gr := range c.sortedGroups() {
+		// A node change can make a rejected group possible.
+		if gr.state == rejected {
+			gr.state, gr.reason = gathering, ""
+		}
+		kept := gr.allocs[:0]
+		for _, a := range gr.allocs {
+			if !a.running {
+				requeue = append(requeue, a)
+				kept = append(kept, a)
+				continue
+			}
+			if c.replay(gr, a, now, fx) {
+				kept = append(kept, a)
+			}
+		}
+		gr.allocs = kept
+	}
+	for _, node := range sortedKeys(c.foreign) {
+		c.placeForeign(node)
+	}
+	slices.SortFunc(requeue, func(a, b *alloc) int { return cmp.Compare(a.id, b.id) })
+	for _, a := range requeue {
+		gr := c.byAlloc[a.id]
+		c.submitAlloc(gr, a, fx)
+	}
+}
+
+// replay commits a running allocation on a fresh graph at its nodes. Slots
+// on nodes that are gone are dropped (their pods went with the node). It
+// reports whether the allocation still holds anything.
+func (c *cluster) replay(gr *group, a *alloc, now int64, fx *effects) bool {
+	var keep []*slot
+	for _, s := range a.slots {
+		if _, ok := c.nodes[s.node]; !ok || s.done {
+			continue
+		}
+		keep = append(keep, s)
+	}
+	if len(keep) == 0 {
+		delete(c.byAlloc, a.id)
+		return false
+	}
+	a.slots = keep
+	shapes := make([]jobspec.PodShape, len(keep))
+	for i, s := range keep {
+		shapes[i] = s.shape
+	}
+	rs, order, err := jobspec.PodGroup(shapes)
+	if err == nil {
+		rem := int64(0)
+		if a.dur > 0 {
+			rem = max(1, a.start+a.dur-now)
+		}
+		a.js, err = jobspec.New(rs...).Duration(rem).Build()
+		a.start, a.dur = now, rem
+	}
+	if err != nil {
+		c.log.Error(err, "fluence: cannot replay allocation", "group", gr.id.Key)
+		return true
+	}
+	// PodGroup orders slots by shape; reorder ours to match.
+	var ordered []*slot
+	var vertices []int32
+	for _, ss := range order {
+		for _, i := range ss.Pods {
+			ordered = append(ordered, keep[i])
+			vertices = append(vertices, c.nodeVertex(keep[i].node))
+		}
+	}
+	a.slots = ordered
+	d, err := c.q.Place(&queue.Group{ID: a.id, Name: gr.id.Key, Submit: now, Jobspec: a.js}, vertices, now)
+	if err != nil || d.State != queue.Running {
+		why := ""
+		if err != nil {
+			why = err.Error()
+		} else {
+			why = d.Reason
+		}
+		// The pods are there whatever the engine thinks: keep them out of
+		// the engine's way by marking their nodes overloaded.
+		for _, s := range a.slots {
+			c.setOverloaded(s.node, true)
+		}
+		c.log.Info("fluence: a recorded allocation does not fit the current graph; its nodes take no new work", "group", gr.id.Key, "reason", why)
+	}
+	return true
+}
+
+func (c *cluster) nodeVertex(name string) int32 {
+	g := c.m.Graph()
+	for _, v := range g.ByName(name) {
+		if g.NodeOf(v) == v {
+			return v
+		}
+	}
+	return -1
+}
+
+// setOverloaded marks a node as taking no new work (or clears the mark);
+// a node that is down on its own (cordoned, NotReady) stays down.
+func (c *cluster) setOverloaded(node string, on bool) {
+	if c.overloaded[node] == on {
+		return
+	}
+	v := c.nodeVertex(node)
+	if v < 0 {
+		return
+	}
+	if on {
+		c.overloaded[node] = true
+		_ = c.m.MarkDown(v)
+		return
+	}
+	delete(c.overloaded, node)
+	if n := c.nodes[node]; n != nil && !k8sadapter.NodeDown(n) {
+		_ = c.m.MarkUp(v)
+	}
+}
+
+// placeForeign (re)commits the summed requests of the node's foreign pods
+// as one engine job.
+func (c *cluster) placeForeign(node string) {
+	if c.m == nil {
+		return
+	}
+	if id, ok := c.foreignJob[node]; ok {
+		_ = c.q.Remove(id)
+		delete(c.foreignJob, node)
+	}
+	pods := c.foreign[node]
+	if len(pods) == 0 {
+		delete(c.foreign, node)
+		c.setOverloaded(node, false)
+		return
+	}
+	v := c.nodeVertex(node)
+	if v < 0 {
+		return // the node is not known yet; the next rebuild places them
+	}
+	var sum k8sadapter.Requests
+	for _, r := range pods {
+		sum.MilliCPU += r.MilliCPU
+		sum.MemoryBytes += r.MemoryBytes
+		sum.GPU += r.GPU
+	}
+	rs, _, err := jobspec.PodGroup([]jobspec.PodShape{k8sadapter.PodShape(sum)})
+	var js *jobspec.Jobspec
+	if err == nil {
+		js, err = jobspec.New(rs...).Build()
+	}
+	if err != nil {
+		c.log.Error(err, "fluence: foreign pods", "node", node)
+		return
+	}
+	id := c.newID()
+	d, err := c.q.Place(&queue.Group{ID: id, Name: "foreign/" + node, Jobspec: js}, []int32{v}, c.now())
+	if err != nil || d.State != queue.Running {
+		c.setOverloaded(node, true)
+		return
+	}
+	c.foreignJob[node] = id
+	c.setOverloaded(node, false)
+}
+
+// submitAlloc queues an allocation request. A request the graph can never
+// hold rejects its group.
+func (c *cluster) submitAlloc(gr *group, a *alloc, fx *effects) {
+	d, err := c.q.Submit(&queue.Group{ID: a.id, Name: gr.id.Key, Priority: int64(gr.priority), Submit: c.now(), Jobspec: a.js})
+	if err == nil && d.State == queue.Rejected {
+		err = fmt.Errorf("%s", d.Reason)
+	}
+	if err != nil {
+		c.dropAlloc(gr, a)
+		c.reject(gr, "cannot be placed on this cluster: "+err.Error(), fx)
+	}
+}
+
+// reject marks a group impossible and tells its pods why.
+func (c *cluster) reject(gr *group, why string, fx *effects) {
+	gr.state, gr.reason = rejected, why
+	c.explain(gr, corev1.EventTypeWarning, "FluenceGroupRejected", fmt.Sprintf("pod group %s (%d pods): %s", gr.id.Key, gr.id.Size, why), fx)
+}
+
+// explain records an event on the group's pods unless it repeats the last.
+func (c *cluster) explain(gr *group, typ, reason, note string, fx *effects) {
+	if gr.lastEvent == reason+note {
+		return
+	}
+	gr.lastEvent = reason + note
+	for _, p := range sortedPods(gr.members) {
+		fx.events = append(fx.events, event{pod: p, typ: typ, reason: reason, note: note})
+	}
+}
+
+func (c *cluster) dropAlloc(gr *group, a *alloc) {
+	gr.allocs = slices.DeleteFunc(gr.allocs, func(x *alloc) bool { return x == a })
+	delete(c.byAlloc, a.id)
+}
+
+// unslotted returns the group's member pods that hold no slot and are not
+// part of a queued request, oldest first.
+func (c *cluster) unslotted(gr *group) []*corev1.Pod {
+	taken := map[types.UID]bool{}
+	for _, a := range gr.allocs {
+		for _, u := range a.pods {
+			taken[u] = true
+		}
+		for _, s := range a.slots {
+			if s.pod != "" {
+				taken[s.pod] = true
+			}
+		}
+	}
+	var out []*corev1.Pod
+	for _, p := range sortedPods(gr.members) {
+		if !taken[p.UID] && p.Spec.NodeName == "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// sortedPods orders pods by creation time, then name.
+func sortedPods(m map[types.UID]*corev1.Pod) []*corev1.Pod {
+	out := make([]*corev1.Pod, 0, len(m))
+	for _, p := range m {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b *corev1.Pod) int {
+		if c := a.CreationTimestamp.Time.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	return out
+}
+
+// need is how many more pods the group must place to be whole.
+func (gr *group) need() int {
+	return int(gr.id.Size) - gr.liveSlots() - gr.queuedPods()
+}
+
+func (gr *group) queuedPods() int {
+	n := 0
+	for _, a := range gr.allocs {
+		if !a.running {
+			n += len(a.pods)
+		}
+	}
+	return n
+}
+
+// trySubmit queues a request for the pods the group still needs, once
+// enough of them exist.
+func (c *cluster) trySubmit(gr *group, fx *effects) {
+	if gr.state == rejected || gr.state == invalid {
+		return
+	}
+	need := gr.need()
+	if need <= 0 {
+		return
+	}
+	free := c.unslotted(gr)
+	if len(free) < need {
+		return
+	}
+	pods := free[:need]
+	js, order, err := c.groupRequest(gr, pods)
+	if err != nil {
+		c.reject(gr, err.Error(), fx)
+		return
+	}
+	a := &alloc{id: c.newID(), name: gr.id.Key, js: js}
+	for _, ss := range order {
+		for _, i := range ss.Pods {
+			a.pods = append(a.pods, pods[i].UID)
+			a.slots = append(a.slots, &slot{shape: k8sadapter.PodShape(c.opts.PodRequests(pods[i]))})
+		}
+	}
+	a.dur = js.Duration
+	gr.allocs = append(gr.allocs, a)
+	c.byAlloc[a.id] = gr
+	gr.priority = 0
+	for _, p := range pods {
+		gr.priority = max(gr.priority, corev1helpers.PodPriority(p))
+	}
+	c.submitAlloc(gr, a, fx)
+}
+
+// groupRequest builds the jobspec of some of a group's pods: one slot per
+// pod, their duration, and one constraint from every pod's node selector,
+// required affinity, requires annotation and taint tolerations.
+func (c *cluster) groupRequest(gr *group, pods []*corev1.Pod) (*jobspec.Jobspec, []k8sadapter.ShapeSlots, error) {
+	nodes := make([]*corev1.Node, 0, len(c.nodes))
+	for _, name := range sortedKeys(c.nodes) {
+		nodes = append(nodes, c.nodes[name])
+	}
+	var dur int64
+	var parts []*jobspec.Constraint
+	seen := map[string]bool{}
+	for _, p := range pods {
+		d, err := k8sadapter.DurationOf(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		dur = max(dur, d)
+		con, err := k8sadapter.NodeConstraint(p, nodes)
+		if err != nil {
+			return nil, nil, err
+		}
+		if con != nil {
+			if k := con.String(); !seen[k] {
+				seen[k] = true
+				parts = append(parts, con)
+			}
+		}
+		if con, err := c.tolerationConstraint(p, nodes); err != nil {
+			return nil, nil, err
+		} else if con != nil {
+			if k := con.String(); !seen[k] {
+				seen[k] = true
+				parts = append(parts, con)
+			}
+		}
+	}
+	if dur == 0 {
+		dur = c.cfg.DefaultDuration
+	}
+	var con *jobspec.Constraint
+	switch len(parts) {
+	case 0:
+	case 1:
+		con = parts[0]
+	default:
+		con = jobspec.And(parts...)
+	}
+	return k8sadapter.GroupJobspec(pods, dur, con, c.opts)
+}
+
+// tolerationConstraint excludes the nodes with a NoSchedule or NoExecute
+// taint the pod does not tolerate (the TaintToleration filter would turn
+// the pod away there). nil when no node is excluded.
+func (c *cluster) tolerationConstraint(p *corev1.Pod, nodes []*corev1.Node) (*jobspec.Constraint, error) {
+	var bad, why []string
+	for _, n := range nodes {
+		t, found := corev1helpers.FindMatchingUntoleratedTaint(c.log, n.Spec.Taints, p.Spec.Tolerations, func(t *corev1.Taint) bool {
+			return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+		}, false)
+		if found {
+			bad = append(bad, n.Name)
+			if len(why) < 3 {
+				why = append(why, n.Name+" has "+t.ToString())
+			}
+		}
+	}
+	if len(bad) == 0 {
+		return nil, nil
+	}
+	if len(bad) == len(nodes) {
+		return nil, fmt.Errorf("pod %s tolerates the taints of none of the %d nodes (%s)", describePod(p), len(nodes), strings.Join(why, "; "))
+	}
+	return jobspec.Not(jobspec.Hosts(bad...)), nil
+}
+
+// schedule runs one queue loop and applies its decisions.
+func (c *cluster) schedule(fx *effects) {
+	c.ensureEngine(fx)
+	if c.m == nil {
+		return
+	}
+	now := c.now()
+	c.extendOverruns(now)
+	start := time.Now()
+	ds, err := c.q.Schedule(now)
+	took := time.Since(start)
+	c.stats.matchNanos += took.Nanoseconds()
+	c.stats.matches++
+	loopDuration.Observe(took.Seconds())
+	if err != nil {
+		c.log.Error(err, "fluence: queue loop")
+		return
+	}
+	for _, d := range ds {
+		gr := c.byAlloc[d.Group.ID]
+		if gr == nil {
+			continue
+		}
+		a := gr.allocByID(d.Group.ID)
+		if a == nil {
+			continue
+		}
+		switch d.State {
+		case queue.Running:
+			c.started(gr, a, d.At, fx)
+		case queue.Reserved:
+			gr.reservedAt = d.At
+			gr.reason = fmt.Sprintf("waiting for resources; reserved to start in about %ds (%s)", max(0, d.At-now), shortReason(d.Reason))
+			c.explain(gr, corev1.EventTypeNormal, "FluenceGroupReserved", fmt.Sprintf("pod group %s (%d pods) %s", gr.id.Key, gr.id.Size, gr.reason), fx)
+		case queue.Pending, queue.Blocked:
+			gr.reservedAt = -1
+			gr.reason = "waiting for resources: " + shortReason(d.Reason)
+			c.explain(gr, corev1.EventTypeNormal, "FluenceGroupWaiting", fmt.Sprintf("pod group %s (%d pods) is %s", gr.id.Key, gr.id.Size, gr.reason), fx)
+		case queue.Rejected:
+			c.dropAlloc(gr, a)
+			c.reject(gr, "cannot be placed on this cluster: "+d.Reason, fx)
+		}
+	}
+}
+
+func shortReason(r string) string {
+	if r == "" {
+		return "the cluster is busy"
+	}
+	return r
+}
+
+func (gr *group) allocByID(id int64) *alloc {
+	for _, a := range gr.allocs {
+		if a.id == id {
+			return a
+		}
+	}
+	return nil
+}
+
+// started records where the engine put an allocation's pods and wakes
+// them.
+func (c *cluster) started(gr *group, a *alloc, at int64, fx *effects) {
+	info, ok := c.m.Info(a.id)
+	if !ok || len(info.Slots) != len(a.slots) {
+		c.log.Error(nil, "fluence: allocation without its slots", "group", gr.id.Key, "job", a.id)
+		return
+	}
+	a.running, a.start = true, at
+	a.dur = info.Duration
+	a.recorded = fmt.Sprintf("%s@%d-%d", gr.id.Key, c.epoch.UnixNano(), a.id)
+	for i, sp := range info.Slots {
+		a.slots[i].node = sp.Node
+		a.slots[i].pod = a.pods[i]
+	}
+	a.pods = nil
+	gr.reservedAt, gr.reason = -1, ""
+	for _, s := range a.slots {
+		if p := gr.members[s.pod]; p != nil {
+			fx.activatePod(p)
+		}
+	}
+	var where []string
+	for _, n := range info.Nodes {
+		where = append(where, n.Name)
+	}
+	c.explain(gr, corev1.EventTypeNormal, "FluenceGroupPlaced", fmt.Sprintf("pod group %s: %d pods placed on %s", gr.id.Key, len(a.slots), strings.Join(where, ",")), fx)
+}
+
+// extendOverruns lengthens allocations about to pass their planned end:
+// their pods still run and still hold what they use.
+func (c *cluster) extendOverruns(now int64) {
+	if now == c.lastExtend {
+		return
+	}
+	c.lastExtend = now
+	for _, gr := range c.sortedGroups() {
+		for _, a := range gr.allocs {
+			if !a.running || a.dur <= 0 || a.start+a.dur > now+1 {
+				continue
+			}
+			nd := (now - a.start) + max(a.dur, 60)
+			if err := c.q.Extend(a.id, nd); err != nil {
+				c.log.Error(err, "fluence: extending an overrunning allocation", "group", gr.id.Key)
+				continue
+			}
+			a.dur = nd
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,235 @@
+package plugin
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/fluence-sched/fluence/pkg/k8sadapter"
+)
+
+// onNode records an added or changed node. Only changes the graph shows
+// (capacity, labels, taints, up or down) cost a rebuild; heartbeats do not.
+func (c *cluster) onNode(n *corev1.Node) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.nodes[n.Name]
+	c.nodes[n.Name] = n
+	if old == nil || graphChanged(old, n) {
+		c.dirty = true
+	}
+}
+
+func graphChanged(a, b *corev1.Node) bool {
+	return k8sadapter.NodeDown(a) != k8sadapter.NodeDown(b) ||
+		!maps.Equal(a.Labels, b.Labels) ||
+		!equality.Semantic.DeepEqual(a.Status.Allocatable, b.Status.Allocatable) ||
+		!equality.Semantic.DeepEqual(a.Spec.Taints, b.Spec.Taints)
+}
+
+func (c *cluster) onNodeGone(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.nodes[name]; ok {
+		delete(c.nodes, name)
+		c.dirty = true
+	}
+}
+
+// onPod records an added or changed pod: bound pods consume resources,
+// whoever bound them; finished pods release them.
+func (c *cluster) onPod(p *corev1.Pod, fx *effects) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if podDone(p) {
+		c.podGone(p, fx)
+		return
+	}
+	if p.Spec.NodeName == "" {
+		if key, ok := c.podKey[p.UID]; ok {
+			if p.DeletionTimestamp != nil {
+				c.podGone(p, fx)
+				return
+			}
+			if gr := c.groups[key]; gr != nil {
+				if _, member := gr.members[p.UID]; member {
+					gr.members[p.UID] = p
+				}
+			}
+		}
+		return
+	}
+	if key, ok := c.podKey[p.UID]; ok {
+		if gr := c.groups[key]; gr != nil {
+			if _, s := gr.slotOf(p.UID); s != nil {
+				s.bound, s.reserved = true, true
+				gr.members[p.UID] = p
+				return
+			}
+			// A member bound elsewhere (by hand, or by another
+			// scheduler): it leaves the group and counts as foreign.
+			delete(gr.members, p.UID)
+			delete(c.podKey, p.UID)
+		}
+	}
+	if c.owns(p) && p.Annotations[AllocationKey] != "" {
+		c.adopt(p)
+		return
+	}
+	c.addForeign(p)
+}
+
+func (c *cluster) addForeign(p *corev1.Pod) {
+	node := p.Spec.NodeName
+	req := c.opts.PodRequests(p)
+	if old, ok := c.foreign[node][p.UID]; ok && old == req {
+		return
+	}
+	if c.foreign[node] == nil {
+		c.foreign[node] = map[types.UID]k8sadapter.Requests{}
+	}
+	c.foreign[node][p.UID] = req
+	if !c.dirty {
+		c.placeForeign(node)
+	}
+}
+
+// adopt takes back a pod this scheduler bound before a restart: bound pods
+// with the same allocation annotation form one allocation, replayed at
+// their nodes by the next rebuild.
+func (c *cluster) adopt(p *corev1.Pod) {
+	rec := p.Annotations[AllocationKey]
+	key := rec
+	if i := strings.LastIndexByte(rec, '@'); i > 0 {
+		key = rec[:i]
+	}
+	gr := c.groups[key]
+	if gr == nil {
+		ns, name, _ := strings.Cut(key, "/")
+		gr = newGroup(GroupID{Namespace: ns, Name: name, Key: key})
+		c.groups[key] = gr
+	}
+	c.setSortKey(key, p.UID, p.CreationTimestamp.Time)
+	var a *alloc
+	for _, x := range gr.allocs {
+		if x.recorded == rec {
+			a = x
+		}
+	}
+	if a == nil {
+		dur, err := k8sadapter.DurationOf(p)
+		if err != nil || dur == 0 {
+			dur = c.cfg.DefaultDuration
+		}
+		a = &alloc{id: c.newID(), name: key, running: true, recorded: rec, start: c.now(), dur: dur}
+		gr.allocs = append(gr.allocs, a)
+		c.byAlloc[a.id] = gr
+	}
+	a.slots = append(a.slots, &slot{
+		shape: k8sadapter.PodShape(c.opts.PodRequests(p)),
+		node:  p.Spec.NodeName, pod: p.UID, reserved: true, bound: true,
+	})
+	gr.members[p.UID] = p
+	c.podKey[p.UID] = key
+	c.dirty = true
+}
+
+// onPodGone handles a deleted pod.
+func (c *cluster) onPodGone(p *corev1.Pod, fx *effects) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.podGone(p, fx)
+}
+
+// podGone releases what a finished or deleted pod held. A group's
+// allocation is released when every pod holding it ended, never at the
+// first; a pod that goes away before its group was bound withdraws the
+// whole allocation.
+func (c *cluster) podGone(p *corev1.Pod, fx *effects) {
+	if node := p.Spec.NodeName; node != "" {
+		if _, ok := c.foreign[node][p.UID]; ok {
+			delete(c.foreign[node], p.UID)
+			if !c.dirty {
+				c.placeForeign(node)
+				c.q.Freed()
+			}
+			return
+		}
+	}
+	key, ok := c.podKey[p.UID]
+	if !ok {
+		return
+	}
+	delete(c.podKey, p.UID)
+	c.dropSortPod(p.UID)
+	gr := c.groups[key]
+	if gr == nil {
+		return
+	}
+	delete(gr.members, p.UID)
+	if gr.state == invalid || gr.state == rejected {
+		gr.state, gr.reason, gr.lastEvent = gathering, "", ""
+	}
+	for _, a := range slices.Clone(gr.allocs) {
+		if !a.running {
+			if slices.Contains(a.pods, p.UID) {
+				_ = c.q.Remove(a.id)
+				c.dropAlloc(gr, a)
+			}
+			continue
+		}
+		for _, s := range a.slots {
+			if s.pod != p.UID {
+				continue
+			}
+			switch {
+			case s.bound:
+				s.done = true
+			case !a.anyBound():
+				s.pod = "" // gone: nothing to turn away at Permit
+				c.withdraw(gr, a, fmt.Sprintf("pod %s went away before its group was bound", describePod(p)), fx)
+			default:
+				s.pod = "" // vacant: a replacement pod of the same shape takes it
+			}
+		}
+		if c.byAlloc[a.id] != nil && a.finished() {
+			if c.q != nil {
+				_ = c.q.Remove(a.id)
+			}
+			c.dropAlloc(gr, a)
+		}
+	}
+	if len(gr.members) == 0 && len(gr.allocs) == 0 {
+		delete(c.groups, key)
+		c.dropSortKey(key)
+	}
+}
+
+// withdraw cancels an allocation none of whose pods is bound yet: the
+// group is placed whole or not at all. Pods waiting at Permit are turned
+// away; every pod of the group tries again from the start.
+func (c *cluster) withdraw(gr *group, a *alloc, why string, fx *effects) {
+	if c.q != nil {
+		_ = c.q.Remove(a.id)
+	}
+	for _, s := range a.slots {
+		if s.pod == "" {
+			continue
+		}
+		if s.reserved {
+			fx.reject = append(fx.reject, s.pod)
+		}
+		if p := gr.members[s.pod]; p != nil {
+			fx.activatePod(p)
+		}
+	}
+	fx.rejectMsg = "fluence: allocation of pod group " + gr.id.Key + " withdrawn: " + why
+	c.dropAlloc(gr, a)
+	c.stats.withdrawals++
+	c.explain(gr, corev1.EventTypeWarning, "FluenceGroupWithdrawn", fmt.Sprintf("pod group %s: allocation withdrawn, the group is placed again: %s", gr.id.Key, why), fx)
+}

@@ -1,0 +1,537 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	batchlisters "k8s.io/client-go/listers/batch/v1"
+
+	"github.com/fluence-sched/fluence/pkg/k8sadapter"
+)
+
+// Group sources reported in GroupID.Source.
+const (
+	GroupSourceLabel         = "label"          // group name and size on the pod
+	GroupSourceWorkloadLabel = "workload-label" // group labels on the owning Job, StatefulSet, JobSet or MPIJob
+	GroupSourcePodGroup      = "podgroup"       // scheduler-plugins PodGroup's minMember
+	GroupSourceJob           = "job"            // a plain Job: its parallelism
+	GroupSourceJobSet        = "jobset"         // one replicated job of a JobSet
+	GroupSourceStatefulSet   = "statefulset"    // a StatefulSet: its replicas
+	GroupSourceMPIJob        = "mpijob"         // an MPIJob: workers + launcher
+	GroupSourceMiniCluster   = "minicluster"    // a Flux Operator MiniCluster: its Job's parallelism
+	GroupSourcePod           = "pod"            // a lone pod, size 1
+)
+
+// JobSetReplicatedJobLabel is the label JobSet puts on its Jobs and pods
+// naming the replicated job they belong to.
+const JobSetReplicatedJobLabel = "jobset.sigs.k8s.io/replicatedjob-name"
+
+// PodGroupCacheTTL is how long a PodGroup's minMember is reused before the
+// PodGroup is read again.
+const PodGroupCacheTTL = 5 * time.Second
+
+// Resources read through the dynamic client.
+var (
+	podGroupGVR = schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}
+	jobSetGVR   = schema.GroupVersionResource{Group: "jobset.x-k8s.io", Version: "v1alpha2", Resource: "jobsets"}
+	mpiJobGVR   = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v2beta1", Resource: "mpijobs"}
+)
+
+// Owner kinds recognised by the resolver (API group, kind).
+var (
+	gkJob         = schema.GroupKind{Group: "batch", Kind: "Job"}
+	gkStatefulSet = schema.GroupKind{Group: "apps", Kind: "StatefulSet"}
+	gkJobSet      = schema.GroupKind{Group: "jobset.x-k8s.io", Kind: "JobSet"}
+	gkMPIJob      = schema.GroupKind{Group: "kubeflow.org", Kind: "MPIJob"}
+	gkMiniCluster = schema.GroupKind{Group: "flux-framework.org", Kind: "MiniCluster"}
+)
+
+// GroupID identifies a pod's group.
+type GroupID struct {
+	Namespace string
+	Name      string // group name, unique within the namespace for its kind of source
+	Key       string // Namespace + "/" + Name: the map key used by the plugin
+	Size      int32  // >= 1
+	Source    string // how it was found: one of the GroupSource* constants
+}
+
+// ResolveError is why a pod's group could not be resolved. Retryable is
+// true when the answer may change by itself (an owner not yet in the
+// informer cache, a PodGroup not created yet, an API error); it is false
+// for a malformed label or inconsistent input, and Reason then names the
+// object and what is wrong with it.
+type ResolveError struct {
+	Pod       string // namespace/name
+	Reason    string
+	Retryable bool
+}
+
+func (e *ResolveError) Error() string {
+	return "pod " + e.Pod + ": " + e.Reason
+}
+
+// ResolverSources are what a Resolver reads. Any of them may be nil: with
+// no Jobs (StatefulSets) lister a pod owned by a Job (StatefulSet) is a
+// lone pod; with no Dynamic client the CRD lookups (PodGroup, JobSet,
+// MPIJob) are skipped.
+type ResolverSources struct {
+	Jobs         batchlisters.JobLister
+	StatefulSets appslisters.StatefulSetLister
+	Dynamic      dynamic.Interface
+}
+
+// Resolver finds the group of a pod. It is safe for concurrent use.
+type Resolver struct {
+	jobs         batchlisters.JobLister
+	statefulSets appslisters.StatefulSetLister
+	dynamic      dynamic.Interface
+
+	// now and podGroupTTL are fields so that tests can drive the cache.
+	now         func() time.Time
+	podGroupTTL time.Duration
+
+	mu        sync.Mutex
+	podGroups map[string]podGroupEntry // ns/name -> minMember
+	lastSweep time.Time
+}
+
+type podGroupEntry struct {
+	size    int32
+	expires time.Time
+}
+
+// NewResolver returns a Resolver reading from s.
+func NewResolver(s ResolverSources) *Resolver {
+	return &Resolver{
+		jobs:         s.Jobs,
+		statefulSets: s.StatefulSets,
+		dynamic:      s.Dynamic,
+		now:          time.Now,
+		podGroupTTL:  PodGroupCacheTTL,
+		podGroups:    map[string]podGroupEntry{},
+	}
+}
+
+// Resolve returns the group of pod. The rules, in order:
+//
+//  1. Group labels or annotations on the pod (k8sadapter.ParseGroup). A
+//     declared size is used as is; scheduling.x-k8s.io/pod-group alone
+//     takes the size from the PodGroup's spec.minMember; a Fluence group
+//     name without a size takes the size of the owning workload (rule 2).
+//  2. The pod's controller: a Job (its group labels, else the JobSet
+//     replicated job, MPIJob or MiniCluster owning it, else the Job's
+//     parallelism), a StatefulSet (its group labels, else its replicas) or
+//     an MPIJob (workers + launcher).
+//  3. Anything else is a lone pod of size 1.
+//
+// Errors are *ResolveError.
+func (r *Resolver) Resolve(ctx context.Context, pod *corev1.Pod) (GroupID, error) {
+	if pod == nil {
+		return GroupID{}, &ResolveError{Pod: "<nil>", Reason: "no pod"}
+	}
+	res := &resolution{r: r, pod: pod, ns: pod.Namespace, podKey: pod.Namespace + "/" + pod.Name}
+
+	g, found, err := k8sadapter.ParseGroup(pod)
+	if err != nil {
+		return GroupID{}, res.fail(false, "%s", strings.TrimPrefix(err.Error(), "pod "+res.podKey+": "))
+	}
+	if !found {
+		return res.owner(ctx)
+	}
+	if g.Size > 0 {
+		return res.id(g.Name, g.Size, GroupSourceLabel), nil
+	}
+	if g.Source == k8sadapter.SourcePodGroupObject && r.dynamic != nil {
+		return res.podGroup(ctx, g.Name)
+	}
+	// A name without a size (or a PodGroup the resolver cannot read): the
+	// size comes from the owning workload.
+	w, err := res.owner(ctx)
+	if err != nil {
+		return GroupID{}, err
+	}
+	if w.Source == GroupSourcePod {
+		key := k8sadapter.PodGroupKey
+		switch g.Source {
+		case k8sadapter.SourceGroup:
+			key = k8sadapter.GroupKey
+		case k8sadapter.SourcePodGroupObject:
+			key = k8sadapter.SchedulingGroupKey
+		}
+		where := "label"
+		if _, ok := pod.Labels[key]; !ok {
+			where = "annotation"
+		}
+		why := "gives no size"
+		if g.Source == k8sadapter.SourcePodGroupObject {
+			why = "the scheduler has no client to read PodGroups"
+		}
+		return GroupID{}, res.fail(false, "%s %s names group %q but %s and the pod has no owning workload%s",
+			where, key, g.Name, why, res.ownerNote())
+	}
+	return res.id(g.Name, w.Size, GroupSourceLabel), nil
+}
+
+// resolution is the state of one Resolve call.
+type resolution struct {
+	r      *Resolver
+	pod    *corev1.Pod
+	ns     string
+	podKey string
+}
+
+func (s *resolution) id(name string, size int32, source string) GroupID {
+	if size < 1 {
+		size = 1
+	}
+	return GroupID{Namespace: s.ns, Name: name, Key: s.ns + "/" + name, Size: size, Source: source}
+}
+
+func (s *resolution) fail(retryable bool, format string, args ...any) *ResolveError {
+	return &ResolveError{Pod: s.podKey, Reason: fmt.Sprintf(format, args...), Retryable: retryable}
+}
+
+func (s *resolution) lone() GroupID {
+	return s.id("pod-"+s.pod.Name, 1, GroupSourcePod)
+}
+
+// ownerNote explains, for an error message, why the pod's owner (if any)
+// does not count as a workload.
+func (s *resolution) ownerNote() string {
+	ref := metav1.GetControllerOf(s.pod)
+	if ref == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (its owner %s %s/%s does not imply a group size)", ref.Kind, s.ns, ref.Name)
+}
+
+// owner applies rule 2: the group implied by the pod's controller.
+func (s *resolution) owner(ctx context.Context) (GroupID, error) {
+	ref := metav1.GetControllerOf(s.pod)
+	if ref == nil {
+		return s.lone(), nil
+	}
+	switch groupKind(ref) {
+	case gkJob:
+		if s.r.jobs == nil {
+			return s.lone(), nil
+		}
+		return s.job(ctx, ref)
+	case gkStatefulSet:
+		if s.r.statefulSets == nil {
+			return s.lone(), nil
+		}
+		return s.statefulSet(ctx, ref)
+	case gkMPIJob:
+		if s.r.dynamic == nil {
+			return s.lone(), nil
+		}
+		return s.mpiJob(ctx, ref)
+	}
+	return s.lone(), nil
+}
+
+func groupKind(ref *metav1.OwnerReference) schema.GroupKind {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return schema.GroupKind{Kind: ref.Kind}
+	}
+	return schema.GroupKind{Group: gv.Group, Kind: ref.Kind}
+}
+
+// uidMismatch reports whether obj is not the object ref points at (the
+// owner was deleted and recreated under the same name).
+func uidMismatch(ref *metav1.OwnerReference, obj metav1.Object) bool {
+	return ref.UID != "" && obj.GetUID() != "" && ref.UID != obj.GetUID()
+}
+
+// workloadLabels applies group labels found on a workload object. found is
+// false when the object carries none. structural computes the size the
+// workload implies without labels; it is only called for a group name
+// without a size.
+func (s *resolution) workloadLabels(ctx context.Context, obj metav1.Object, kind string, structural func() (GroupID, error)) (GroupID, bool, error) {
+	g, found, err := k8sadapter.ParseGroup(obj)
+	if err != nil {
+		msg := err.Error()
+		if rest, ok := strings.CutPrefix(msg, "object "); ok {
+			msg = strings.ToLower(kind) + " " + rest
+		}
+		return GroupID{}, true, s.fail(false, "owner %s", msg)
+	}
+	if !found {
+		return GroupID{}, false, nil
+	}
+	if g.Size > 0 {
+		return s.id(g.Name, g.Size, GroupSourceWorkloadLabel), true, nil
+	}
+	if g.Source == k8sadapter.SourcePodGroupObject && s.r.dynamic != nil {
+		id, err := s.podGroup(ctx, g.Name)
+		return id, true, err
+	}
+	w, err := structural()
+	if err != nil {
+		return GroupID{}, true, err
+	}
+	return s.id(g.Name, w.Size, GroupSourceWorkloadLabel), true, nil
+}
+
+func (s *resolution) job(ctx context.Context, ref *metav1.OwnerReference) (GroupID, error) {
+	job, err := s.r.jobs.Jobs(s.ns).Get(ref.Name)
+	if apierrors.IsNotFound(err) {
+		return GroupID{}, s.fail(true, "owner job %s/%s is not in the informer cache yet", s.ns, ref.Name)
+	}
+	if err != nil {
+		return GroupID{}, s.fail(true, "reading owner job %s/%s: %v", s.ns, ref.Name, err)
+	}
+	if uidMismatch(ref, job) {
+		return GroupID{}, s.fail(true, "owner job %s/%s in the cache has uid %s, the pod's owner reference names uid %s", s.ns, ref.Name, job.UID, ref.UID)
+	}
+	structural := func() (GroupID, error) { return s.jobStructural(ctx, job) }
+	if id, found, err := s.workloadLabels(ctx, job, "Job", structural); found || err != nil {
+		return id, err
+	}
+	return structural()
+}
+
+// jobStructural is the group a Job implies through its own controller
+// (JobSet, MPIJob, MiniCluster) or, failing that, by itself.
+func (s *resolution) jobStructural(ctx context.Context, job *batchv1.Job) (GroupID, error) {
+	if ref := metav1.GetControllerOf(job); ref != nil {
+		switch groupKind(ref) {
+		case gkJobSet:
+			if s.r.dynamic != nil {
+				return s.jobSet(ctx, job, ref)
+			}
+		case gkMPIJob:
+			if s.r.dynamic != nil {
+				return s.mpiJob(ctx, ref) // the launcher
+			}
+		case gkMiniCluster:
+			return s.id("minicluster-"+ref.Name, k8sadapter.JobGroupSize(job), GroupSourceMiniCluster), nil
+		}
+	}
+	return s.id("job-"+job.Name, k8sadapter.JobGroupSize(job), GroupSourceJob), nil
+}
+
+func (s *resolution) jobSet(ctx context.Context, job *batchv1.Job, ref *metav1.OwnerReference) (GroupID, error) {
+	js, err := s.getCR(ctx, jobSetGVR, "JobSet", ref)
+	if err != nil {
+		return GroupID{}, err
+	}
+	rjName := s.pod.Labels[JobSetReplicatedJobLabel]
+	if rjName == "" {
+		rjName = job.Labels[JobSetReplicatedJobLabel]
+	}
+	if rjName == "" {
+		return GroupID{}, s.fail(false, "owner job %s/%s belongs to JobSet %s/%s but neither the pod nor the job has label %s",
+			s.ns, job.Name, s.ns, ref.Name, JobSetReplicatedJobLabel)
+	}
+	structural := func() (GroupID, error) {
+		replicas, err := s.replicatedJobReplicas(js, rjName)
+		if err != nil {
+			return GroupID{}, err
+		}
+		size := replicas * int64(k8sadapter.JobGroupSize(job))
+		if size > k8sadapter.MaxGroupSize {
+			return GroupID{}, s.fail(false, "JobSet %s/%s replicated job %q: %d replicas x parallelism %d exceeds the maximum group size %d",
+				s.ns, ref.Name, rjName, replicas, k8sadapter.JobGroupSize(job), k8sadapter.MaxGroupSize)
+		}
+		return s.id("jobset-"+ref.Name+"-"+rjName, int32(size), GroupSourceJobSet), nil
+	}
+	if id, found, err := s.workloadLabels(ctx, js, "JobSet", structural); found || err != nil {
+		return id, err
+	}
+	return structural()
+}
+
+// replicatedJobReplicas reads spec.replicatedJobs[name=rjName].replicas
+// (default 1; values below 1 count as 1).
+func (s *resolution) replicatedJobReplicas(js *unstructured.Unstructured, rjName string) (int64, error) {
+	what := fmt.Sprintf("JobSet %s/%s", s.ns, js.GetName())
+	raw, _, _ := unstructured.NestedFieldNoCopy(js.Object, "spec", "replicatedJobs")
+	list, ok := raw.([]any)
+	if raw != nil && !ok {
+		return 0, s.fail(false, "%s: spec.replicatedJobs is not a list", what)
+	}
+	for i, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		if name, _ := m["name"].(string); name != rjName {
+			continue
+		}
+		n, found, err := nestedInt(m, "replicas")
+		if err != nil {
+			return 0, s.fail(false, "%s: spec.replicatedJobs[%d].replicas %v", what, i, err)
+		}
+		if !found || n < 1 {
+			n = 1
+		}
+		return n, nil
+	}
+	return 0, s.fail(false, "%s has no replicated job %q (named by label %s)", what, rjName, JobSetReplicatedJobLabel)
+}
+
+func (s *resolution) mpiJob(ctx context.Context, ref *metav1.OwnerReference) (GroupID, error) {
+	mj, err := s.getCR(ctx, mpiJobGVR, "MPIJob", ref)
+	if err != nil {
+		return GroupID{}, err
+	}
+	structural := func() (GroupID, error) {
+		what := fmt.Sprintf("MPIJob %s/%s", s.ns, ref.Name)
+		var size int64
+		for _, role := range []string{"Worker", "Launcher"} {
+			spec, found, _ := unstructured.NestedFieldNoCopy(mj.Object, "spec", "mpiReplicaSpecs", role)
+			if !found || spec == nil {
+				continue // no such role: no pods of it
+			}
+			m, ok := spec.(map[string]any)
+			if !ok {
+				return GroupID{}, s.fail(false, "%s: spec.mpiReplicaSpecs.%s is not an object", what, role)
+			}
+			n, found, err := nestedInt(m, "replicas")
+			if err != nil {
+				return GroupID{}, s.fail(false, "%s: spec.mpiReplicaSpecs.%s.replicas %v", what, role, err)
+			}
+			if !found {
+				n = 1
+			}
+			if n < 0 || n > k8sadapter.MaxGroupSize {
+				return GroupID{}, s.fail(false, "%s: spec.mpiReplicaSpecs.%s.replicas %d is out of range", what, role, n)
+			}
+			size += n
+		}
+		if size > k8sadapter.MaxGroupSize {
+			return GroupID{}, s.fail(false, "%s: %d pods exceed the maximum group size %d", what, size, k8sadapter.MaxGroupSize)
+		}
+		return s.id("mpijob-"+ref.Name, int32(size), GroupSourceMPIJob), nil
+	}
+	if id, found, err := s.workloadLabels(ctx, mj, "MPIJob", structural); found || err != nil {
+		return id, err
+	}
+	return structural()
+}
+
+// getCR reads the custom resource ref names in the pod's namespace.
+func (s *resolution) getCR(ctx context.Context, gvr schema.GroupVersionResource, kind string, ref *metav1.OwnerReference) (*unstructured.Unstructured, error) {
+	obj, err := s.r.dynamic.Resource(gvr).Namespace(s.ns).Get(ctx, ref.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, s.fail(true, "%s %s/%s not found", kind, s.ns, ref.Name)
+	}
+	if err != nil {
+		return nil, s.fail(true, "reading %s %s/%s: %v", kind, s.ns, ref.Name, err)
+	}
+	if uidMismatch(ref, obj) {
+		return nil, s.fail(true, "%s %s/%s has uid %s, the owner reference names uid %s", kind, s.ns, ref.Name, obj.GetUID(), ref.UID)
+	}
+	return obj, nil
+}
+
+func (s *resolution) statefulSet(ctx context.Context, ref *metav1.OwnerReference) (GroupID, error) {
+	sts, err := s.r.statefulSets.StatefulSets(s.ns).Get(ref.Name)
+	if apierrors.IsNotFound(err) {
+		return GroupID{}, s.fail(true, "owner statefulset %s/%s is not in the informer cache yet", s.ns, ref.Name)
+	}
+	if err != nil {
+		return GroupID{}, s.fail(true, "reading owner statefulset %s/%s: %v", s.ns, ref.Name, err)
+	}
+	if uidMismatch(ref, sts) {
+		return GroupID{}, s.fail(true, "owner statefulset %s/%s in the cache has uid %s, the pod's owner reference names uid %s", s.ns, ref.Name, sts.UID, ref.UID)
+	}
+	structural := func() (GroupID, error) { return s.statefulSetStructural(sts), nil }
+	if id, found, err := s.workloadLabels(ctx, sts, "StatefulSet", structural); found || err != nil {
+		return id, err
+	}
+	return structural()
+}
+
+func (s *resolution) statefulSetStructural(sts *appsv1.StatefulSet) GroupID {
+	return s.id("statefulset-"+sts.Name, k8sadapter.StatefulSetGroupSize(sts), GroupSourceStatefulSet)
+}
+
+// podGroup returns the group of the scheduler-plugins PodGroup name in the
+// pod's namespace, its size being spec.minMember. Answers are cached for
+// podGroupTTL; failures are not cached.
+func (s *resolution) podGroup(ctx context.Context, name string) (GroupID, error) {
+	r := s.r
+	key := s.ns + "/" + name
+	now := r.now()
+	r.mu.Lock()
+	e, ok := r.podGroups[key]
+	r.mu.Unlock()
+	if ok && now.Before(e.expires) {
+		return s.id(name, e.size, GroupSourcePodGroup), nil
+	}
+
+	pg, err := r.dynamic.Resource(podGroupGVR).Namespace(s.ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return GroupID{}, s.fail(true, "PodGroup %s not found", key)
+	}
+	if err != nil {
+		return GroupID{}, s.fail(true, "reading PodGroup %s: %v", key, err)
+	}
+	n, found, err := nestedInt(pg.Object, "spec", "minMember")
+	switch {
+	case err != nil:
+		return GroupID{}, s.fail(false, "PodGroup %s: spec.minMember %v", key, err)
+	case !found:
+		return GroupID{}, s.fail(false, "PodGroup %s has no spec.minMember", key)
+	case n < 1:
+		return GroupID{}, s.fail(false, "PodGroup %s: spec.minMember %d is not a positive integer", key, n)
+	case n > k8sadapter.MaxGroupSize:
+		return GroupID{}, s.fail(false, "PodGroup %s: spec.minMember %d exceeds the maximum group size %d", key, n, k8sadapter.MaxGroupSize)
+	}
+
+	r.mu.Lock()
+	if now.Sub(r.lastSweep) >= r.podGroupTTL {
+		for k, old := range r.podGroups {
+			if !now.Before(old.expires) {
+				delete(r.podGroups, k)
+			}
+		}
+		r.lastSweep = now
+	}
+	r.podGroups[key] = podGroupEntry{size: int32(n), expires: now.Add(r.podGroupTTL)}
+	r.mu.Unlock()
+	return s.id(name, int32(n), GroupSourcePodGroup), nil
+}
+
+// nestedInt reads an integer field of an unstructured object. found is
+// false when the field is absent or null; a value that is not an integer is
+// an error.
+func nestedInt(obj map[string]any, fields ...string) (int64, bool, error) {
+	v, found, err := unstructured.NestedFieldNoCopy(obj, fields...)
+	if err != nil {
+		return 0, false, err
+	}
+	if !found || v == nil {
+		return 0, false, nil
+	}
+	switch n := v.(type) {
+	case int64:
+		return n, true, nil
+	case int32:
+		return int64(n), true, nil
+	case int:
+		return int64(n), true, nil
+	case float64:
+		if n == math.Trunc(n) && math.Abs(n) < 1<<53 {
+			return int64(n), true, nil
+		}
+	}
+	return 0, true, fmt.Errorf("%v is not an integer", v)
+}

@@ -1,0 +1,617 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	batchlisters "k8s.io/client-go/listers/batch/v1"
+	"k8s.io/client-go/tools/cache"
+)
+
+const testNS = "ns1"
+
+// ---- builders ----
+
+type podOpt func(*corev1.Pod)
+
+func testPod(name string, opts ...podOpt) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: testNS, Name: name, UID: types.UID("uid-pod-" + name)}}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
+}
+
+func podLabels(kv ...string) podOpt {
+	return func(p *corev1.Pod) { p.Labels = addPairs(p.Labels, kv) }
+}
+
+func podAnnotations(kv ...string) podOpt {
+	return func(p *corev1.Pod) { p.Annotations = addPairs(p.Annotations, kv) }
+}
+
+func podOwner(apiVersion, kind, name string) podOpt {
+	return func(p *corev1.Pod) {
+		p.OwnerReferences = append(p.OwnerReferences, controllerRef(apiVersion, kind, name))
+	}
+}
+
+func addPairs(m map[string]string, kv []string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
+}
+
+func controllerRef(apiVersion, kind, name string) metav1.OwnerReference {
+	t := true
+	return metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: name, UID: types.UID("uid-" + strings.ToLower(kind) + "-" + name), Controller: &t}
+}
+
+type jobOpt func(*batchv1.Job)
+
+func testJob(name string, parallelism int32, opts ...jobOpt) *batchv1.Job {
+	j := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: testNS, Name: name, UID: types.UID("uid-job-" + name)},
+		Spec:       batchv1.JobSpec{Parallelism: &parallelism},
+	}
+	for _, o := range opts {
+		o(j)
+	}
+	return j
+}
+
+func jobLabels(kv ...string) jobOpt {
+	return func(j *batchv1.Job) { j.Labels = addPairs(j.Labels, kv) }
+}
+
+func jobOwner(apiVersion, kind, name string) jobOpt {
+	return func(j *batchv1.Job) {
+		j.OwnerReferences = append(j.OwnerReferences, controllerRef(apiVersion, kind, name))
+	}
+}
+
+func testStatefulSet(name string, replicas int32, labels ...string) *appsv1.StatefulSet {
+	s := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: testNS, Name: name, UID: types.UID("uid-statefulset-" + name)},
+		Spec:       appsv1.StatefulSetSpec{Replicas: &replicas},
+	}
+	if len(labels) > 0 {
+		s.Labels = addPairs(nil, labels)
+	}
+	return s
+}
+
+func unstructuredObj(apiVersion, kind, name string, spec map[string]any) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	u.SetNamespace(testNS)
+	u.SetName(name)
+	u.SetUID(types.UID("uid-" + strings.ToLower(kind) + "-" + name))
+	return u
+}
+
+func testPodGroup(name string, minMember int64) *unstructured.Unstructured {
+	return unstructuredObj("scheduling.x-k8s.io/v1alpha1", "PodGroup", name, map[string]any{"minMember": minMember})
+}
+
+// testJobSet builds a JobSet; replicated jobs are name, replicas pairs.
+func testJobSet(name string, rjs ...any) *unstructured.Unstructured {
+	var list []any
+	for i := 0; i+1 < len(rjs); i += 2 {
+		list = append(list, map[string]any{"name": rjs[i], "replicas": int64(rjs[i+1].(int))})
+	}
+	return unstructuredObj("jobset.x-k8s.io/v1alpha2", "JobSet", name, map[string]any{"replicatedJobs": list})
+}
+
+func testMPIJob(name string, workers int64, launcher bool) *unstructured.Unstructured {
+	specs := map[string]any{"Worker": map[string]any{"replicas": workers}}
+	if launcher {
+		specs["Launcher"] = map[string]any{} // replicas default 1
+	}
+	return unstructuredObj("kubeflow.org/v2beta1", "MPIJob", name, map[string]any{"mpiReplicaSpecs": specs})
+}
+
+type fixture struct {
+	jobs []*batchv1.Job
+	sts  []*appsv1.StatefulSet
+	crs  []runtime.Object
+	// noDynamic leaves ResolverSources.Dynamic nil.
+	noDynamic bool
+}
+
+func (f fixture) resolver(t *testing.T) (*Resolver, *dynamicfake.FakeDynamicClient) {
+	t.Helper()
+	newIndexer := func() cache.Indexer {
+		return cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	}
+	jobIdx, stsIdx := newIndexer(), newIndexer()
+	for _, j := range f.jobs {
+		if err := jobIdx.Add(j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range f.sts {
+		if err := stsIdx.Add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := ResolverSources{
+		Jobs:         batchlisters.NewJobLister(jobIdx),
+		StatefulSets: appslisters.NewStatefulSetLister(stsIdx),
+	}
+	var dyn *dynamicfake.FakeDynamicClient
+	if !f.noDynamic {
+		dyn = dynamicfake.NewSimpleDynamicClient(runtime.NewScheme(), f.crs...)
+		src.Dynamic = dyn
+	}
+	return NewResolver(src), dyn
+}
+
+func want(name string, size int32, source string) GroupID {
+	return GroupID{Namespace: testNS, Name: name, Key: testNS + "/" + name, Size: size, Source: source}
+}
+
+// ---- tests ----
+
+func TestResolve(t *testing.T) {
+	const (
+		pgKey   = "fluence.flux-framework.org/pod-group"
+		oldKey  = "fluence.flux-framework.org/group"
+		sizeKey = "fluence.flux-framework.org/group-size"
+		schedPG = "scheduling.x-k8s.io/pod-group"
+		legacy  = "fluence.group-size"
+	)
+	var (
+		ownJob  = func(n string) podOpt { return podOwner("batch/v1", "Job", n) }
+		ownSts  = func(n string) podOpt { return podOwner("apps/v1", "StatefulSet", n) }
+		ownMPI  = func(n string) podOpt { return podOwner("kubeflow.org/v2beta1", "MPIJob", n) }
+		byJS    = func(n string) jobOpt { return jobOwner("jobset.x-k8s.io/v1alpha2", "JobSet", n) }
+		byMPI   = func(n string) jobOpt { return jobOwner("kubeflow.org/v2beta1", "MPIJob", n) }
+		byMC    = func(n string) jobOpt { return jobOwner("flux-framework.org/v1alpha2", "MiniCluster", n) }
+		rjLabel = func(rj string) podOpt { return podLabels(JobSetReplicatedJobLabel, rj) }
+	)
+
+	tests := []struct {
+		name string
+		pod  *corev1.Pod
+		fx   fixture
+		want GroupID
+		// When errHas is set an error is expected, containing each string.
+		errHas    []string
+		retryable bool
+	}{
+		// Rule 1: labels on the pod.
+		{
+			name: "pod-group label with size",
+			pod:  testPod("p", podLabels(pgKey, "g1", sizeKey, "4")),
+			want: want("g1", 4, GroupSourceLabel),
+		},
+		{
+			name: "older group label with size in annotation",
+			pod:  testPod("p", podLabels(oldKey, "g2"), podAnnotations(sizeKey, "3")),
+			want: want("g2", 3, GroupSourceLabel),
+		},
+		{
+			name: "scheduling pod-group with legacy size",
+			pod:  testPod("p", podLabels(schedPG, "g3", legacy, "7")),
+			want: want("g3", 7, GroupSourceLabel),
+		},
+		{
+			name: "labels win over owner",
+			pod:  testPod("p", podLabels(pgKey, "g1", sizeKey, "2"), ownJob("j")),
+			fx:   fixture{jobs: []*batchv1.Job{testJob("j", 8)}},
+			want: want("g1", 2, GroupSourceLabel),
+		},
+		{
+			name:   "malformed size abc",
+			pod:    testPod("bad", podLabels(pgKey, "g", sizeKey, "abc")),
+			errHas: []string{"ns1/bad", sizeKey, `"abc"`},
+		},
+		{
+			name:   "malformed size 0",
+			pod:    testPod("bad", podLabels(pgKey, "g", sizeKey, "0")),
+			errHas: []string{"ns1/bad", sizeKey, `"0"`},
+		},
+		{
+			name:   "malformed size -1",
+			pod:    testPod("bad", podLabels(pgKey, "g", sizeKey, "-1")),
+			errHas: []string{"ns1/bad", sizeKey, `"-1"`},
+		},
+		{
+			name:   "malformed legacy size",
+			pod:    testPod("bad", podLabels(schedPG, "g", legacy, "x1")),
+			errHas: []string{"ns1/bad", legacy, `"x1"`},
+		},
+		{
+			name: "name without size takes the owning job's size",
+			pod:  testPod("p", podLabels(pgKey, "g4"), ownJob("j")),
+			fx:   fixture{jobs: []*batchv1.Job{testJob("j", 6)}},
+			want: want("g4", 6, GroupSourceLabel),
+		},
+		{
+			name:   "name without size and no owner",
+			pod:    testPod("p", podLabels(pgKey, "g5")),
+			errHas: []string{"ns1/p", pgKey, `"g5"`, "gives no size", "no owning workload"},
+		},
+		{
+			name:   "name without size, owner is a ReplicaSet",
+			pod:    testPod("p", podLabels(oldKey, "g5"), podOwner("apps/v1", "ReplicaSet", "rs")),
+			errHas: []string{"ns1/p", oldKey, "no owning workload", "ReplicaSet"},
+		},
+		{
+			name:      "name without size, owning job not cached",
+			pod:       testPod("p", podLabels(pgKey, "g6"), ownJob("j")),
+			errHas:    []string{"job ns1/j", "not in the informer cache"},
+			retryable: true,
+		},
+
+		// Rule 1: PodGroup.
+		{
+			name: "PodGroup minMember 4",
+			pod:  testPod("p", podLabels(schedPG, "pg")),
+			fx:   fixture{crs: []runtime.Object{testPodGroup("pg", 4)}},
+			want: want("pg", 4, GroupSourcePodGroup),
+		},
+		{
+			name:      "PodGroup missing",
+			pod:       testPod("p", podLabels(schedPG, "nope")),
+			errHas:    []string{"PodGroup ns1/nope not found"},
+			retryable: true,
+		},
+		{
+			name:   "PodGroup minMember 0",
+			pod:    testPod("p", podLabels(schedPG, "pg")),
+			fx:     fixture{crs: []runtime.Object{testPodGroup("pg", 0)}},
+			errHas: []string{"PodGroup ns1/pg", "minMember"},
+		},
+		{
+			name:   "PodGroup without minMember",
+			pod:    testPod("p", podLabels(schedPG, "pg")),
+			fx:     fixture{crs: []runtime.Object{unstructuredObj("scheduling.x-k8s.io/v1alpha1", "PodGroup", "pg", map[string]any{})}},
+			errHas: []string{"PodGroup ns1/pg has no spec.minMember"},
+		},
+		{
+			name: "PodGroup without dynamic client: owning job's size",
+			pod:  testPod("p", podLabels(schedPG, "pg"), ownJob("j")),
+			fx:   fixture{noDynamic: true, jobs: []*batchv1.Job{testJob("j", 3)}},
+			want: want("pg", 3, GroupSourceLabel),
+		},
+
+		// Rule 2: Jobs.
+		{
+			name: "job parallelism 3",
+			pod:  testPod("p", ownJob("train")),
+			fx:   fixture{jobs: []*batchv1.Job{testJob("train", 3)}},
+			want: want("job-train", 3, GroupSourceJob),
+		},
+		{
+			name: "job with group labels",
+			pod:  testPod("p", ownJob("train")),
+			fx:   fixture{jobs: []*batchv1.Job{testJob("train", 3, jobLabels(pgKey, "jg", sizeKey, "5"))}},
+			want: want("jg", 5, GroupSourceWorkloadLabel),
+		},
+		{
+			name: "job with group name only",
+			pod:  testPod("p", ownJob("train")),
+			fx:   fixture{jobs: []*batchv1.Job{testJob("train", 3, jobLabels(pgKey, "jg"))}},
+			want: want("jg", 3, GroupSourceWorkloadLabel),
+		},
+		{
+			name:   "job with malformed group size",
+			pod:    testPod("p", ownJob("train")),
+			fx:     fixture{jobs: []*batchv1.Job{testJob("train", 3, jobLabels(pgKey, "jg", sizeKey, "abc"))}},
+			errHas: []string{"ns1/p", "job ns1/train", sizeKey, `"abc"`},
+		},
+		{
+			name:      "job missing from lister",
+			pod:       testPod("p", ownJob("gone")),
+			errHas:    []string{"ns1/p", "job ns1/gone", "not in the informer cache"},
+			retryable: true,
+		},
+		{
+			name: "job in another namespace is not found",
+			pod:  testPod("p", ownJob("train")),
+			fx: fixture{jobs: []*batchv1.Job{func() *batchv1.Job {
+				j := testJob("train", 3)
+				j.Namespace = "other"
+				return j
+			}()}},
+			errHas:    []string{"job ns1/train"},
+			retryable: true,
+		},
+		{
+			name: "job recreated under the same name",
+			pod:  testPod("p", ownJob("train")),
+			fx: fixture{jobs: []*batchv1.Job{func() *batchv1.Job {
+				j := testJob("train", 3)
+				j.UID = "new-uid"
+				return j
+			}()}},
+			errHas:    []string{"job ns1/train", "uid"},
+			retryable: true,
+		},
+
+		// JobSet.
+		{
+			name: "jobset 2 replicas x parallelism 2",
+			pod:  testPod("p", ownJob("js-workers-0"), rjLabel("workers")),
+			fx: fixture{
+				jobs: []*batchv1.Job{testJob("js-workers-0", 2, byJS("js"))},
+				crs:  []runtime.Object{testJobSet("js", "driver", 1, "workers", 2)},
+			},
+			want: want("jobset-js-workers", 4, GroupSourceJobSet),
+		},
+		{
+			name: "jobset replicated job label on the job only",
+			pod:  testPod("p", ownJob("js-driver-0")),
+			fx: fixture{
+				jobs: []*batchv1.Job{testJob("js-driver-0", 1, byJS("js"), jobLabels(JobSetReplicatedJobLabel, "driver"))},
+				crs:  []runtime.Object{testJobSet("js", "driver", 1, "workers", 2)},
+			},
+			want: want("jobset-js-driver", 1, GroupSourceJobSet),
+		},
+		{
+			name: "jobset with group labels",
+			pod:  testPod("p", ownJob("js-workers-0"), rjLabel("workers")),
+			fx: fixture{
+				jobs: []*batchv1.Job{testJob("js-workers-0", 2, byJS("js"))},
+				crs: []runtime.Object{func() runtime.Object {
+					js := testJobSet("js", "workers", 2)
+					js.SetLabels(map[string]string{pgKey: "all", sizeKey: "9"})
+					return js
+				}()},
+			},
+			want: want("all", 9, GroupSourceWorkloadLabel),
+		},
+		{
+			name:      "jobset missing",
+			pod:       testPod("p", ownJob("js-workers-0"), rjLabel("workers")),
+			fx:        fixture{jobs: []*batchv1.Job{testJob("js-workers-0", 2, byJS("js"))}},
+			errHas:    []string{"JobSet ns1/js not found"},
+			retryable: true,
+		},
+		{
+			name: "jobset unknown replicated job",
+			pod:  testPod("p", ownJob("js-x-0"), rjLabel("x")),
+			fx: fixture{
+				jobs: []*batchv1.Job{testJob("js-x-0", 2, byJS("js"))},
+				crs:  []runtime.Object{testJobSet("js", "workers", 2)},
+			},
+			errHas: []string{"JobSet ns1/js", `"x"`},
+		},
+		{
+			name:   "jobset without replicated job label",
+			pod:    testPod("p", ownJob("js-workers-0")),
+			fx:     fixture{jobs: []*batchv1.Job{testJob("js-workers-0", 2, byJS("js"))}, crs: []runtime.Object{testJobSet("js", "workers", 2)}},
+			errHas: []string{"JobSet ns1/js", JobSetReplicatedJobLabel},
+		},
+		{
+			name: "jobset without dynamic client falls back to the job",
+			pod:  testPod("p", ownJob("js-workers-0"), rjLabel("workers")),
+			fx:   fixture{noDynamic: true, jobs: []*batchv1.Job{testJob("js-workers-0", 2, byJS("js"))}},
+			want: want("job-js-workers-0", 2, GroupSourceJob),
+		},
+
+		// MPIJob: worker and launcher share a key.
+		{
+			name: "mpijob worker",
+			pod:  testPod("pi-worker-0", ownMPI("pi")),
+			fx:   fixture{crs: []runtime.Object{testMPIJob("pi", 3, true)}},
+			want: want("mpijob-pi", 4, GroupSourceMPIJob),
+		},
+		{
+			name: "mpijob launcher via its job",
+			pod:  testPod("pi-launcher-xyz", ownJob("pi-launcher")),
+			fx: fixture{
+				jobs: []*batchv1.Job{testJob("pi-launcher", 1, byMPI("pi"))},
+				crs:  []runtime.Object{testMPIJob("pi", 3, true)},
+			},
+			want: want("mpijob-pi", 4, GroupSourceMPIJob),
+		},
+		{
+			name: "mpijob without launcher",
+			pod:  testPod("pi-worker-0", ownMPI("pi")),
+			fx:   fixture{crs: []runtime.Object{testMPIJob("pi", 3, false)}},
+			want: want("mpijob-pi", 3, GroupSourceMPIJob),
+		},
+		{
+			name:      "mpijob missing",
+			pod:       testPod("pi-worker-0", ownMPI("pi")),
+			errHas:    []string{"MPIJob ns1/pi not found"},
+			retryable: true,
+		},
+		{
+			name: "mpijob worker without dynamic client is lone",
+			pod:  testPod("pi-worker-0", ownMPI("pi")),
+			fx:   fixture{noDynamic: true},
+			want: want("pod-pi-worker-0", 1, GroupSourcePod),
+		},
+
+		// MiniCluster.
+		{
+			name: "minicluster job",
+			pod:  testPod("flux-0", ownJob("flux")),
+			fx:   fixture{jobs: []*batchv1.Job{testJob("flux", 4, byMC("flux"))}},
+			want: want("minicluster-flux", 4, GroupSourceMiniCluster),
+		},
+
+		// StatefulSet.
+		{
+			name: "statefulset replicas 5",
+			pod:  testPod("db-0", ownSts("db")),
+			fx:   fixture{sts: []*appsv1.StatefulSet{testStatefulSet("db", 5)}},
+			want: want("statefulset-db", 5, GroupSourceStatefulSet),
+		},
+		{
+			name: "statefulset with group labels",
+			pod:  testPod("db-0", ownSts("db")),
+			fx:   fixture{sts: []*appsv1.StatefulSet{testStatefulSet("db", 5, oldKey, "dbg", sizeKey, "2")}},
+			want: want("dbg", 2, GroupSourceWorkloadLabel),
+		},
+		{
+			name:      "statefulset missing",
+			pod:       testPod("db-0", ownSts("db")),
+			errHas:    []string{"statefulset ns1/db"},
+			retryable: true,
+		},
+
+		// Lone pods.
+		{
+			name: "replicaset-owned pod is lone",
+			pod:  testPod("web-abc", podOwner("apps/v1", "ReplicaSet", "web")),
+			want: want("pod-web-abc", 1, GroupSourcePod),
+		},
+		{
+			name: "no owner is lone",
+			pod:  testPod("solo"),
+			want: want("pod-solo", 1, GroupSourcePod),
+		},
+		{
+			name: "non-controller owner is lone",
+			pod: testPod("solo", func(p *corev1.Pod) {
+				ref := controllerRef("batch/v1", "Job", "j")
+				ref.Controller = nil
+				p.OwnerReferences = []metav1.OwnerReference{ref}
+			}),
+			fx:   fixture{jobs: []*batchv1.Job{testJob("j", 3)}},
+			want: want("pod-solo", 1, GroupSourcePod),
+		},
+	}
+
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := tc.fx.resolver(t)
+			got, err := r.Resolve(context.Background(), tc.pod)
+			if tc.errHas == nil {
+				if err != nil {
+					t.Fatalf("Resolve: unexpected error %v", err)
+				}
+				if got != tc.want {
+					t.Fatalf("Resolve = %+v, want %+v", got, tc.want)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Resolve = %+v, want an error", got)
+			}
+			var re *ResolveError
+			if !errors.As(err, &re) {
+				t.Fatalf("error %T %v is not a *ResolveError", err, err)
+			}
+			if re.Retryable != tc.retryable {
+				t.Errorf("Retryable = %v, want %v (%v)", re.Retryable, tc.retryable, err)
+			}
+			if re.Pod != testNS+"/"+tc.pod.Name {
+				t.Errorf("Pod = %q, want %q", re.Pod, testNS+"/"+tc.pod.Name)
+			}
+			for _, s := range tc.errHas {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q does not contain %q", err.Error(), s)
+				}
+			}
+		})
+	}
+}
+
+func TestResolvePodGroupCache(t *testing.T) {
+	r, dyn := fixture{crs: []runtime.Object{testPodGroup("pg", 4)}}.resolver(t)
+	now := time.Unix(1000, 0)
+	r.now = func() time.Time { return now }
+	ctx := context.Background()
+	pod := func(name string) *corev1.Pod {
+		return testPod(name, podLabels("scheduling.x-k8s.io/pod-group", "pg"))
+	}
+	gets := func() int {
+		n := 0
+		for _, a := range dyn.Actions() {
+			if a.GetVerb() == "get" && a.GetResource() == podGroupGVR {
+				n++
+			}
+		}
+		return n
+	}
+	check := func(step, podName string, wantSize int32, wantGets int) {
+		t.Helper()
+		got, err := r.Resolve(ctx, pod(podName))
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		if got.Size != wantSize || got.Key != testNS+"/pg" || got.Source != GroupSourcePodGroup {
+			t.Fatalf("%s: got %+v, want key %s/pg size %d", step, got, testNS, wantSize)
+		}
+		if g := gets(); g != wantGets {
+			t.Fatalf("%s: %d PodGroup GETs, want %d", step, g, wantGets)
+		}
+	}
+
+	check("first", "a", 4, 1)
+	check("second pod, same group", "b", 4, 1)
+
+	// The PodGroup changes; the cached answer stands until the TTL passes.
+	pg := testPodGroup("pg", 6)
+	if _, err := dyn.Resource(podGroupGVR).Namespace(testNS).Update(ctx, pg, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(PodGroupCacheTTL - time.Millisecond)
+	check("within TTL", "c", 4, 1)
+	now = now.Add(time.Millisecond)
+	check("after TTL", "d", 6, 2)
+	check("cached again", "e", 6, 2)
+
+	// A PodGroup that is not found is not cached: once created it is seen.
+	missing := testPod("f", podLabels("scheduling.x-k8s.io/pod-group", "later"))
+	if _, err := r.Resolve(ctx, missing); err == nil {
+		t.Fatal("missing PodGroup: want an error")
+	}
+	if _, err := dyn.Resource(podGroupGVR).Namespace(testNS).Create(ctx, testPodGroup("later", 2), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Resolve(ctx, missing)
+	if err != nil || got.Size != 2 {
+		t.Fatalf("created PodGroup: got %+v, %v; want size 2", got, err)
+	}
+}
+
+func TestResolveNilSources(t *testing.T) {
+	r := NewResolver(ResolverSources{})
+	for _, p := range []*corev1.Pod{
+		testPod("a", podOwner("batch/v1", "Job", "j")),
+		testPod("b", podOwner("apps/v1", "StatefulSet", "s")),
+		testPod("c", podOwner("kubeflow.org/v2beta1", "MPIJob", "m")),
+	} {
+		got, err := r.Resolve(context.Background(), p)
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		if w := want("pod-"+p.Name, 1, GroupSourcePod); got != w {
+			t.Errorf("%s: got %+v, want %+v", p.Name, got, w)
+		}
+	}
+	if _, err := r.Resolve(context.Background(), nil); err == nil {
+		t.Error("nil pod: want an error")
+	}
+}
+
+func TestResolveErrorMessage(t *testing.T) {
+	e := &ResolveError{Pod: "ns/p", Reason: "PodGroup ns/g not found", Retryable: true}
+	if got, want := e.Error(), "pod ns/p: PodGroup ns/g not found"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+}
