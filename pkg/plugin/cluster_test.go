@@ -90,7 +90,10 @@ func (f *clusterFixture) schedule(p *corev1.Pod, id GroupID) verdict {
 func (f *clusterFixture) bind(p *corev1.Pod, node string) *corev1.Pod {
 	b := p.DeepCopy()
 	b.Spec.NodeName = node
-	rec := f.c.recordOf(p)
+	rec, err := f.c.beforeBind(p, node)
+	if err != nil {
+		f.t.Fatal(err)
+	}
 	if rec != "" {
 		b.Annotations = map[string]string{AllocationKey: rec}
 	}
@@ -370,5 +373,33 @@ func TestUnsatisfiableRejectedOthersFlow(t *testing.T) {
 	}
 	if got := placedCount(f.gang(f.pods("ok", 4, 1), gid("ok", 4))); got != 4 {
 		t.Fatalf("a fitting group behind the rejected ones: %d of 4 placed", got)
+	}
+}
+
+// Another scheduler binds a pod where a group waits at Permit: the group's
+// allocation is withdrawn before any of it binds, and its pods are turned
+// away to be placed again.
+func TestForeignBindingWithdrawsUnboundGroup(t *testing.T) {
+	f := newClusterFixture(t, Args{})
+	f.nodes(2, 2)
+	g := f.pods("g", 2, 2)
+	vs := f.gang(g, gid("g", 2))
+	if placedCount(vs) != 2 {
+		t.Fatal("setup")
+	}
+	other := f.pod("stock", 1)
+	other.Spec.SchedulerName = "default-scheduler"
+	other.Spec.NodeName = vs[0].node
+	fx := &effects{}
+	f.c.onPod(other, fx)
+	if len(fx.reject) != 2 {
+		t.Fatalf("reserved pods turned away: %v, want both", fx.reject)
+	}
+	if _, err := f.c.beforeBind(g[0], vs[0].node); err != nil {
+		t.Fatalf("after withdrawal the pod has no slot and binds nothing: %v", err)
+	}
+	// One node is left whole: the group of two 2-CPU pods waits.
+	if got := placedCount(f.gang(g, gid("g", 2))); got != 0 {
+		t.Fatalf("re-placed %d pods beside the foreign pod", got)
 	}
 }

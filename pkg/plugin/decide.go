@@ -168,6 +168,13 @@ func (c *cluster) permit(p *corev1.Pod) (ready bool, siblings []types.UID, err e
 	}
 	s.reserved = true
 	for _, o := range a.slots {
+		if c.overloaded[o.node] && !a.anyBound() {
+			fx := &effects{}
+			c.withdraw(gr, a, "another scheduler bound a pod to "+o.node+" first", fx)
+			return false, nil, &withdrawn{fx: fx}
+		}
+	}
+	for _, o := range a.slots {
 		if o.pod == "" || o.done || o.bound {
 			continue
 		}
@@ -181,19 +188,25 @@ func (c *cluster) permit(p *corev1.Pod) (ready bool, siblings []types.UID, err e
 	return true, siblings, nil
 }
 
-// recordOf returns the allocation annotation for a pod about to be bound.
-func (c *cluster) recordOf(p *corev1.Pod) string {
+// beforeBind returns the allocation annotation for a pod about to be
+// bound, or an error when another scheduler filled the pod's node since
+// the group was placed and none of the group is bound yet: the binding
+// fails, Unreserve withdraws the allocation, and the group is placed again.
+func (c *cluster) beforeBind(p *corev1.Pod, node string) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	gr := c.groups[c.podKey[p.UID]]
 	if gr == nil {
-		return ""
+		return "", nil
 	}
 	a, s := gr.slotOf(p.UID)
 	if s == nil {
-		return ""
+		return "", nil
 	}
-	return a.recorded
+	if c.overloaded[node] && !a.anyBound() {
+		return "", fmt.Errorf("fluence: another scheduler bound a pod to %s first; pod group %s is placed again", node, gr.id.Key)
+	}
+	return a.recorded, nil
 }
 
 // boundOK marks a pod bound as soon as the binding call succeeded, before
@@ -224,3 +237,9 @@ func (c *cluster) loop(fx *effects) {
 	}
 	c.schedule(fx)
 }
+
+// withdrawn is the error permit returns when it withdrew the allocation;
+// fx holds the calls to make.
+type withdrawn struct{ fx *effects }
+
+func (w *withdrawn) Error() string { return w.fx.rejectMsg }

@@ -243,13 +243,18 @@ func (c *cluster) reject(gr *group, why string, fx *effects) {
 	c.explain(gr, corev1.EventTypeWarning, "FluenceGroupRejected", fmt.Sprintf("pod group %s (%d pods): %s", gr.id.Key, gr.id.Size, why), fx)
 }
 
-// explain records an event on the group's pods unless it repeats the last.
+// explain records an event unless it repeats the last one of the group:
+// warnings go to every pod of the group, progress (waiting, reserved,
+// placed) to its first pod only, to keep the event stream readable.
 func (c *cluster) explain(gr *group, typ, reason, note string, fx *effects) {
 	if gr.lastEvent == reason+note {
 		return
 	}
 	gr.lastEvent = reason + note
-	for _, p := range sortedPods(gr.members) {
+	for i, p := range sortedPods(gr.members) {
+		if i > 0 && typ != corev1.EventTypeWarning {
+			break
+		}
 		fx.events = append(fx.events, event{pod: p, typ: typ, reason: reason, note: note})
 	}
 }
@@ -456,7 +461,7 @@ func (c *cluster) schedule(fx *effects) {
 			c.started(gr, a, d.At, fx)
 		case queue.Reserved:
 			gr.reservedAt = d.At
-			gr.reason = fmt.Sprintf("waiting for resources; reserved to start in about %ds (%s)", max(0, d.At-now), shortReason(d.Reason))
+			gr.reason = fmt.Sprintf("waiting for resources; reserved to start at %s (%s)", c.wallTime(d.At).Format(time.RFC3339), shortReason(d.Reason))
 			c.explain(gr, corev1.EventTypeNormal, "FluenceGroupReserved", fmt.Sprintf("pod group %s (%d pods) %s", gr.id.Key, gr.id.Size, gr.reason), fx)
 		case queue.Pending, queue.Blocked:
 			gr.reservedAt = -1
@@ -468,6 +473,9 @@ func (c *cluster) schedule(fx *effects) {
 		}
 	}
 }
+
+// wallTime converts engine seconds to a wall-clock time.
+func (c *cluster) wallTime(t int64) time.Time { return c.epoch.Add(time.Duration(t) * time.Second) }
 
 func shortReason(r string) string {
 	if r == "" {
@@ -515,7 +523,8 @@ func (c *cluster) started(gr *group, a *alloc, at int64, fx *effects) {
 }
 
 // extendOverruns lengthens allocations about to pass their planned end:
-// their pods still run and still hold what they use.
+// their pods still run and still hold what they use. A Kubernetes pod is
+// not killed at its declared duration as a Flux job would be.
 func (c *cluster) extendOverruns(now int64) {
 	if now == c.lastExtend {
 		return
@@ -526,7 +535,9 @@ func (c *cluster) extendOverruns(now int64) {
 			if !a.running || a.dur <= 0 || a.start+a.dur > now+1 {
 				continue
 			}
-			nd := (now - a.start) + max(a.dur, 60)
+			// Small steps: a job just past its end usually ends soon, and
+			// every step pushes the reservations behind it.
+			nd := (now - a.start) + max(a.dur/10, 2)
 			if err := c.q.Extend(a.id, nd); err != nil {
 				c.log.Error(err, "fluence: extending an overrunning allocation", "group", gr.id.Key)
 				continue

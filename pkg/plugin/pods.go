@@ -81,10 +81,10 @@ func (c *cluster) onPod(p *corev1.Pod, fx *effects) {
 		c.adopt(p)
 		return
 	}
-	c.addForeign(p)
+	c.addForeign(p, fx)
 }
 
-func (c *cluster) addForeign(p *corev1.Pod) {
+func (c *cluster) addForeign(p *corev1.Pod, fx *effects) {
 	node := p.Spec.NodeName
 	req := c.opts.PodRequests(p)
 	if old, ok := c.foreign[node][p.UID]; ok && old == req {
@@ -96,7 +96,29 @@ func (c *cluster) addForeign(p *corev1.Pod) {
 	c.foreign[node][p.UID] = req
 	if !c.dirty {
 		c.placeForeign(node)
+		c.withdrawOverloaded(node, fx)
 	}
+}
+
+// withdrawOverloaded withdraws the unbound allocations on a node another
+// scheduler just filled: it bound a pod there before this scheduler's
+// pods were bound (it cannot see them until then). Withdrawn groups are
+// placed again elsewhere.
+func (c *cluster) withdrawOverloaded(node string, fx *effects) {
+	if !c.overloaded[node] {
+		return
+	}
+	for _, gr := range c.sortedGroups() {
+		for _, a := range slices.Clone(gr.allocs) {
+			if !a.running || a.anyBound() {
+				continue
+			}
+			if slices.ContainsFunc(a.slots, func(s *slot) bool { return s.node == node }) {
+				c.withdraw(gr, a, "another scheduler bound a pod to "+node+" first", fx)
+			}
+		}
+	}
+	c.placeForeign(node) // now that the node's own allocations are gone
 }
 
 // adopt takes back a pod this scheduler bound before a restart: bound pods

@@ -1,0 +1,508 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"github.com/fluence-sched/fluence/pkg/plugin"
+	"github.com/fluence-sched/fluence/pkg/sim"
+	"github.com/fluence-sched/fluence/pkg/sim/experiments"
+)
+
+func resourceMilli(m int64) *resource.Quantity {
+	return resource.NewMilliQuantity(m, resource.DecimalSI)
+}
+
+// The fluence scheduler runs here as it is deployed: kube-scheduler v1.36
+// with the plugin registered, the profile from deploy/scheduler-config.yaml,
+// against a real kube-apiserver and etcd. Nodes are plain Node objects and
+// the node simulator plays the kubelets.
+
+var fluenceRegistry = frameworkruntime.Registry{plugin.Name: plugin.New}
+
+const stockConfig = `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection: {leaderElect: false}
+profiles:
+  - schedulerName: default-scheduler
+`
+
+// fluenceConfig is the shipped configuration with some plugin arguments
+// replaced (key: value as written in the file).
+func fluenceConfig(t testing.TB, args map[string]string) string {
+	t.Helper()
+	data, err := os.ReadFile("../../deploy/scheduler-config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	for i, l := range lines {
+		trimmed := strings.TrimSpace(l)
+		for k, v := range args {
+			if strings.HasPrefix(trimmed, k+":") {
+				indent := l[:len(l)-len(strings.TrimLeft(l, " "))]
+				lines[i] = indent + k + ": " + v
+			}
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// groupPods returns n pods of one fluence group.
+func groupPods(group string, n int, cpu string, runtime, duration time.Duration) []*corev1.Pod {
+	var out []*corev1.Pod
+	for i := range n {
+		p := newTestPod(fmt.Sprintf("%s-%d", group, i), "fluence", cpu, "", runtime, map[string]string{
+			"fluence.flux-framework.org/pod-group":  group,
+			"fluence.flux-framework.org/group-size": fmt.Sprint(n),
+		})
+		if duration > 0 {
+			if p.Annotations == nil {
+				p.Annotations = map[string]string{}
+			}
+			p.Annotations["fluence.flux-framework.org/duration"] = fmt.Sprint(int64(duration.Seconds()))
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func names(pods []*corev1.Pod) []string {
+	out := make([]string, len(pods))
+	for i, p := range pods {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// boundCount returns how many of the named pods have a node.
+func (c *cluster) boundCount(names ...string) int {
+	c.t.Helper()
+	list, err := c.Client.CoreV1().Pods(c.NS).List(c.Ctx, metav1.ListOptions{})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	n := 0
+	for _, p := range list.Items {
+		if slices.Contains(names, p.Name) && p.Spec.NodeName != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// waitForEvent waits for an event on a pod of c.NS whose reason and note
+// contain the given strings, and returns its note.
+func (c *cluster) waitForEvent(timeout time.Duration, pod, reason, contains string) string {
+	c.t.Helper()
+	var found string
+	var seen []string
+	err := wait.PollUntilContextTimeout(c.Ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		list, err := c.Client.EventsV1().Events(c.NS).List(c.Ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		seen = seen[:0]
+		for _, e := range list.Items {
+			if e.Regarding.Name != pod {
+				continue
+			}
+			seen = append(seen, e.Reason+": "+e.Note)
+			if strings.Contains(e.Reason, reason) && strings.Contains(e.Note, contains) {
+				found = e.Note
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		c.t.Fatalf("no event %s containing %q on pod %s within %v; events: %q", reason, contains, pod, timeout, seen)
+	}
+	return found
+}
+
+func (c *cluster) checkInvariants(inv *invariants, maxSpread time.Duration) {
+	c.t.Helper()
+	if v := inv.violations(); len(v) > 0 {
+		c.t.Errorf("over-commit or binding to a missing node:\n%s", strings.Join(v, "\n"))
+	}
+	if p := inv.partialGroups(maxSpread); len(p) > 0 {
+		c.t.Errorf("groups bound partly:\n%s", strings.Join(p, "\n"))
+	}
+}
+
+// A 10-pod group binds all at once; while one node is taken (room for 9)
+// none binds and an event says what is short.
+func TestGroupOfTenBindsWhole(t *testing.T) {
+	c := newCluster(t)
+	c.addNodes("node", 10, "1", "4Gi")
+	inv := startInvariants(c)
+	startNodeSim(c, simOptions{})
+	c.startScheduler(fluenceConfig(t, nil), fluenceRegistry)
+
+	// Another scheduler's pod holds one node.
+	blocker := newTestPod("blocker", "other-scheduler", "1", "", 0, nil)
+	blocker.Spec.NodeName = "node-0"
+	c.createPods(blocker)
+	c.waitForPodPhase(30*time.Second, corev1.PodRunning, "blocker")
+
+	g := groupPods("ten", 10, "1", 0, 0)
+	c.createPods(g...)
+	note := c.waitForEvent(30*time.Second, "ten-0", "FluenceGroupWaiting", "ten")
+	if !strings.Contains(note, "needs 10") || !strings.Contains(note, "9 available") {
+		t.Errorf("waiting event should say 10 cores are needed and 9 available: %q", note)
+	}
+	if n := c.boundCount(names(g)...); n != 0 {
+		t.Fatalf("%d of 10 pods bound with room for 9", n)
+	}
+	if err := c.Client.CoreV1().Pods(c.NS).Delete(c.Ctx, "blocker", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitForPodPhase(60*time.Second, corev1.PodRunning, names(g)...)
+	c.checkInvariants(inv, 5*time.Second)
+}
+
+// runWorkload creates the groups of a sim workload with runtimes divided by
+// scale and returns every pod name by group.
+func (c *cluster) runWorkload(w *sim.Workload, scale float64, prefix string) map[string][]string {
+	c.t.Helper()
+	out := map[string][]string{}
+	start := time.Now()
+	for i, g := range w.Groups {
+		if wait := time.Duration(g.Arrival/scale*float64(time.Second)) - time.Since(start); wait > 0 {
+			time.Sleep(wait)
+		}
+		runtime := time.Duration(g.Runtime / scale * float64(time.Second))
+		name := fmt.Sprintf("%s%03d-size%d", prefix, i, len(g.Pods))
+		pods := groupPods(name, len(g.Pods), fmt.Sprintf("%dm", g.Pods[0].CPU), runtime, runtime+time.Second)
+		for j, p := range pods {
+			p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = *resourceMilli(g.Pods[j].CPU)
+		}
+		c.createPods(pods...)
+		out[name] = names(pods)
+	}
+	return out
+}
+
+func loadRun8(t testing.TB) *sim.Workload {
+	t.Helper()
+	data, err := experiments.Read("run8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := sim.ParseWorkload(data, sim.LoadOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func (c *cluster) addWorkloadNodes(w *sim.Workload) {
+	for _, n := range w.Cluster.Nodes {
+		c.addNode(n.Name, fmt.Sprintf("%dm", n.CPU), "16Gi", int(n.GPU), n.Labels)
+	}
+}
+
+// The run8 workload (100 LAMMPS groups of 2-6 two-CPU pods on 8 nodes with
+// 3 free CPUs each; runtimes scaled down 50x) completes under fluence: no
+// group is ever bound partly and no node is ever over-committed. The stock
+// scheduler froze on this workload in the measured experiment.
+func TestRun8Workload(t *testing.T) {
+	w := loadRun8(t)
+	c := newCluster(t)
+	c.addWorkloadNodes(w)
+	inv := startInvariants(c)
+	startNodeSim(c, simOptions{})
+	c.startScheduler(fluenceConfig(t, nil), fluenceRegistry)
+
+	groups := c.runWorkload(w, 50, "lmp")
+	if len(groups) != 100 {
+		t.Fatalf("%d groups created", len(groups))
+	}
+	var all []string
+	for _, g := range groups {
+		all = append(all, g...)
+	}
+	c.waitForPodPhase(5*time.Minute, corev1.PodSucceeded, all...)
+	c.checkInvariants(inv, 5*time.Second)
+}
+
+// Pods the stock scheduler binds on the same nodes are accounted for:
+// together the two schedulers never over-commit a node. Decisions are
+// interleaved (each waits until the other's last pod is bound), while the
+// pods of both run side by side: two schedulers deciding at the same
+// instant race on any node, whoever they are (see docs/scheduler.md).
+func TestStockSchedulerPodsAccounted(t *testing.T) {
+	c := newCluster(t)
+	c.addNodes("node", 4, "4", "8Gi")
+	inv := startInvariants(c)
+	startNodeSim(c, simOptions{})
+	c.startScheduler(stockConfig, nil)
+	c.startScheduler(fluenceConfig(t, nil), fluenceRegistry)
+
+	var all []string
+	bound := func(names ...string) {
+		t.Helper()
+		err := wait.PollUntilContextTimeout(c.Ctx, 20*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			return c.boundCount(names...) == len(names), nil
+		})
+		if err != nil {
+			t.Fatalf("%v not bound within a minute", names)
+		}
+	}
+	for i := range 12 {
+		stock := newTestPod(fmt.Sprintf("stock-%d", i), "default-scheduler", "1500m", "", 3*time.Second, nil)
+		c.createPods(stock)
+		bound(stock.Name)
+		g := groupPods(fmt.Sprintf("g%d", i), 3, "1", 2*time.Second, 3*time.Second)
+		c.createPods(g...)
+		bound(names(g)...)
+		all = append(all, stock.Name)
+		all = append(all, names(g)...)
+	}
+	c.waitForPodPhase(3*time.Minute, corev1.PodSucceeded, all...)
+	c.checkInvariants(inv, 5*time.Second)
+}
+
+// The scheduler is killed mid-workload and a new one started: it rebuilds
+// its allocations from the pods' records before placing anything, so
+// nothing is allocated twice and every job completes.
+func TestRestartMidWorkload(t *testing.T) {
+	c := newCluster(t)
+	c.addNodes("node", 4, "2", "8Gi")
+	inv := startInvariants(c)
+	startNodeSim(c, simOptions{})
+	stop := c.startScheduler(fluenceConfig(t, nil), fluenceRegistry)
+
+	var all []string
+	for i := range 16 {
+		g := groupPods(fmt.Sprintf("r%02d", i), 1+i%4, "1", 3*time.Second, 4*time.Second)
+		c.createPods(g...)
+		all = append(all, names(g)...)
+	}
+	// Let the first groups start, then kill the scheduler while they run.
+	err := wait.PollUntilContextTimeout(c.Ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return c.boundCount(all...) >= 4, nil
+	})
+	if err != nil {
+		t.Fatal("nothing bound before the restart")
+	}
+	stop()
+	bound := c.boundCount(all...)
+	if bound == len(all) {
+		t.Fatal("everything was bound before the restart; the test proves nothing")
+	}
+	c.startScheduler(fluenceConfig(t, nil), fluenceRegistry)
+	c.waitForPodPhase(3*time.Minute, corev1.PodSucceeded, all...)
+	c.checkInvariants(inv, 5*time.Second)
+	t.Logf("%d of %d pods were bound when the scheduler was killed", bound, len(all))
+}
+
+// A node is deleted and another cordoned mid-run: the graph follows and
+// nothing is placed on either afterwards.
+func TestNodeDeletedAndCordoned(t *testing.T) {
+	c := newCluster(t)
+	c.addNodes("node", 4, "2", "8Gi")
+	inv := startInvariants(c)
+	startNodeSim(c, simOptions{})
+	c.startScheduler(fluenceConfig(t, nil), fluenceRegistry)
+
+	first := groupPods("before", 4, "1", 2*time.Second, 3*time.Second)
+	c.createPods(first...)
+	c.waitForPodPhase(time.Minute, corev1.PodSucceeded, names(first)...)
+
+	// node-3 goes away with its pods (as the pod GC would remove them);
+	// node-2 is cordoned.
+	if err := c.Client.CoreV1().Nodes().Delete(c.Ctx, "node-3", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n2, err := c.Client.CoreV1().Nodes().Get(c.Ctx, "node-2", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n2.Spec.Unschedulable = true
+	if _, err := c.Client.CoreV1().Nodes().Update(c.Ctx, n2, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	changed := time.Now()
+	var after []string
+	for i := range 6 {
+		g := groupPods(fmt.Sprintf("after%d", i), 2, "1", time.Second, 2*time.Second)
+		c.createPods(g...)
+		after = append(after, names(g)...)
+	}
+	c.waitForPodPhase(2*time.Minute, corev1.PodSucceeded, after...)
+	list, err := c.Client.CoreV1().Pods(c.NS).List(c.Ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range list.Items {
+		if slices.Contains(after, p.Name) && (p.Spec.NodeName == "node-2" || p.Spec.NodeName == "node-3") {
+			t.Errorf("pod %s created after %v was placed on %s", p.Name, changed.Format(time.TimeOnly), p.Spec.NodeName)
+		}
+	}
+	// A group that needs more than the two usable nodes is not placed.
+	big := groupPods("big", 5, "1", time.Second, 2*time.Second)
+	c.createPods(big...)
+	c.waitForEvent(30*time.Second, big[0].Name, "FluenceGroup", "big")
+	if n := c.boundCount(names(big)...); n != 0 {
+		t.Errorf("%d pods of a 5-pod group bound on 2 usable 2-CPU nodes", n)
+	}
+	c.checkInvariants(inv, 5*time.Second)
+}
+
+// Groups that can never fit are rejected with their reason and do not
+// hold up the groups behind them.
+func TestUnsatisfiableGroupsRejected(t *testing.T) {
+	c := newCluster(t)
+	c.addNodes("node", 8, "3", "8Gi")
+	inv := startInvariants(c)
+	startNodeSim(c, simOptions{})
+	c.startScheduler(fluenceConfig(t, nil), fluenceRegistry)
+
+	big := groupPods("fifty", 50, "1", time.Second, 0)
+	gpu := groupPods("gpu", 2, "1", time.Second, 0)
+	for _, p := range gpu {
+		p.Spec.Containers[0].Resources.Requests["nvidia.com/gpu"] = resource.MustParse("1")
+		p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
+	}
+	arm := groupPods("arm", 2, "1", time.Second, 0)
+	for _, p := range arm {
+		p.Spec.NodeSelector = map[string]string{"kubernetes.io/arch": "arm64"}
+	}
+	c.createPods(big...)
+	c.createPods(gpu...)
+	c.createPods(arm...)
+	var ok []string
+	for i := range 4 {
+		g := groupPods(fmt.Sprintf("ok%d", i), 4, "1", time.Second, 2*time.Second)
+		c.createPods(g...)
+		ok = append(ok, names(g)...)
+	}
+	c.waitForPodPhase(2*time.Minute, corev1.PodSucceeded, ok...)
+	for _, tc := range []struct{ pod, want string }{
+		{"fifty-0", "core"},
+		{"gpu-1", "gpu"},
+		{"arm-0", "arm64"},
+	} {
+		note := c.waitForEvent(30*time.Second, tc.pod, "FluenceGroupRejected", tc.want)
+		t.Logf("%s: %s", tc.pod, note)
+	}
+	if n := c.boundCount(append(append(names(big), names(gpu)...), names(arm)...)...); n != 0 {
+		t.Errorf("%d pods of impossible groups were bound", n)
+	}
+	c.checkInvariants(inv, 5*time.Second)
+}
+
+// Malformed group labels get clear events; nothing crashes and other
+// groups are unaffected.
+func TestMalformedLabels(t *testing.T) {
+	c := newCluster(t)
+	c.addNodes("node", 4, "2", "8Gi")
+	startNodeSim(c, simOptions{})
+	c.startScheduler(fluenceConfig(t, nil), fluenceRegistry)
+
+	bad := map[string]string{"abc": "abc", "zero": "0", "minus": "-1"}
+	for name, size := range bad {
+		// "-1" is not a valid label value; annotations carry it.
+		p := newTestPod("bad-"+name, "fluence", "1", "", time.Second, map[string]string{
+			"fluence.flux-framework.org/pod-group": "bad-" + name,
+		})
+		p.Annotations["fluence.flux-framework.org/group-size"] = size
+		c.createPods(p)
+	}
+	// Two pods of one group disagreeing on its size.
+	// The pod that sorts first says 3, the others 2: whichever the
+	// scheduler sees first, the disagreement is found before the group
+	// could be complete.
+	d0 := groupPods("split", 2, "1", time.Second, 0)
+	d1 := groupPods("split", 3, "1", time.Second, 0)
+	d1[0].Name, d0[0].Name, d0[1].Name = "split-a", "split-b", "split-c"
+	c.createPods(d1[0], d0[0], d0[1])
+	good := groupPods("good", 4, "1", time.Second, 2*time.Second)
+	c.createPods(good...)
+	c.waitForPodPhase(time.Minute, corev1.PodSucceeded, names(good)...)
+	for name, size := range bad {
+		note := c.waitForEvent(30*time.Second, "bad-"+name, "FluenceInvalidGroup", fmt.Sprintf("%q", size))
+		if !strings.Contains(note, "group-size") {
+			t.Errorf("event for size %q does not name the label: %s", size, note)
+		}
+	}
+	c.waitForEvent(30*time.Second, "split-b", "FluenceInvalidGroup", "disagree")
+	if n := c.boundCount("bad-abc", "bad-zero", "bad-minus", "split-a", "split-b", "split-c"); n != 0 {
+		t.Errorf("%d malformed pods bound", n)
+	}
+}
+
+// Easy backfill: short groups run ahead of a blocked large group without
+// delaying its reserved start.
+func TestEasyBackfill(t *testing.T) {
+	c := newCluster(t)
+	c.addNodes("node", 4, "1", "8Gi")
+	ns := startNodeSim(c, simOptions{})
+	c.startScheduler(fluenceConfig(t, map[string]string{"queuePolicy": "easy"}), fluenceRegistry)
+
+	// Three nodes busy for 6 s; the 4-node group must wait for them.
+	first := groupPods("first", 3, "1", 6*time.Second, 6*time.Second)
+	c.createPods(first...)
+	c.waitForPodPhase(30*time.Second, corev1.PodRunning, names(first)...)
+	large := groupPods("large", 4, "1", 2*time.Second, 3*time.Second)
+	c.createPods(large...)
+	c.waitForEvent(30*time.Second, "large-0", "FluenceGroupReserved", "reserved to start")
+	// A short group fits in the gap; a long one would delay "large".
+	short := groupPods("short", 1, "1", 2*time.Second, 3*time.Second)
+	long := groupPods("long", 1, "1", 2*time.Second, 30*time.Second)
+	c.createPods(short...)
+	c.createPods(long...)
+	all := append(append(append(names(first), names(large)...), names(short)...), names(long)...)
+	c.waitForPodPhase(2*time.Minute, corev1.PodSucceeded, all...)
+
+	recs := map[string]podRecord{}
+	for k, r := range ns.records() {
+		recs[strings.TrimPrefix(k, c.NS+"/")] = r
+	}
+	firstEnd := latest(recs, names(first), func(r podRecord) time.Time { return r.Finished })
+	largeStart := earliest(recs, names(large), func(r podRecord) time.Time { return r.Bound })
+	shortStart := recs["short-0"].Bound
+	longStart := recs["long-0"].Bound
+	if !shortStart.Before(largeStart) {
+		t.Errorf("the short group was not backfilled: bound %v after the large group (%v)", shortStart.Format(time.StampMilli), largeStart.Format(time.StampMilli))
+	}
+	if d := largeStart.Sub(firstEnd); d > 2500*time.Millisecond {
+		t.Errorf("the large group started %v after the nodes it reserved were free", d)
+	}
+	if longStart.Before(largeStart) {
+		t.Errorf("the long group ran ahead of the large group and could delay it")
+	}
+}
+
+func latest(recs map[string]podRecord, pods []string, f func(podRecord) time.Time) time.Time {
+	var out time.Time
+	for _, p := range pods {
+		if t := f(recs[p]); t.After(out) {
+			out = t
+		}
+	}
+	return out
+}
+
+func earliest(recs map[string]podRecord, pods []string, f func(podRecord) time.Time) time.Time {
+	var out time.Time
+	for _, p := range pods {
+		if t := f(recs[p]); out.IsZero() || t.Before(out) {
+			out = t
+		}
+	}
+	return out
+}
