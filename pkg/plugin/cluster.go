@@ -40,6 +40,16 @@ type effects struct {
 	allow     []types.UID // waiting pods to allow at Permit
 	rejectMsg string
 	events    []event
+	// podGroups are PodGroup objects whose condition changed.
+	podGroups []podGroupCondition
+}
+
+// podGroupCondition is the Schedulable condition of a scheduler-plugins
+// PodGroup, written as the annotation ConditionKey.
+type podGroupCondition struct {
+	namespace, name string
+	schedulable     bool
+	reason, message string
 }
 
 func (e *effects) activatePod(p *corev1.Pod) {
@@ -62,6 +72,8 @@ type cluster struct {
 	log   klog.Logger
 
 	nodes map[string]*corev1.Node
+	// nodesSorted caches the nodes in name order; nil after a change.
+	nodesSorted []*corev1.Node
 	// dirty: the nodes changed in a way the graph shows (capacity, labels,
 	// taints, up/down): rebuild before the next decision.
 	dirty      bool

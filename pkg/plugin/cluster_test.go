@@ -403,3 +403,19 @@ func TestForeignBindingWithdrawsUnboundGroup(t *testing.T) {
 		t.Fatalf("re-placed %d pods beside the foreign pod", got)
 	}
 }
+
+// A group declared larger than the cluster is rejected from its first
+// pods, without waiting for the rest to exist.
+func TestImpossibleGroupRejectedBeforeItsPodsExist(t *testing.T) {
+	f := newClusterFixture(t, Args{})
+	f.nodes(8, 3)
+	p := f.pods("huge", 3, 1)
+	v := f.schedule(p[0], gid("huge", 50))
+	if !v.final || !strings.Contains(v.reason, "needs 50") {
+		t.Fatalf("first pod of a group of 50 on 24 cores: %+v", v)
+	}
+	// A group that fits waits for its pods as usual.
+	if v := f.schedule(f.pod("ok-0", 1), gid("ok", 20)); v.final || !strings.Contains(v.reason, "1 of 20 exist") {
+		t.Fatalf("first pod of a group of 20 on 24 cores: %+v", v)
+	}
+}

@@ -24,17 +24,7 @@ type verdict struct {
 func (c *cluster) place(p *corev1.Pod, id GroupID, fx *effects) verdict {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	gr := c.groups[id.Key]
-	if gr == nil {
-		gr = newGroup(id)
-		c.groups[id.Key] = gr
-	}
-	if gr.id.Size == 0 { // adopted after a restart, size not known until now
-		gr.id = id
-	}
-	c.setSortKey(id.Key, p.UID, p.CreationTimestamp.Time)
-	gr.members[p.UID] = p
-	c.podKey[p.UID] = id.Key
+	gr := c.addMember(p, id)
 	if gr.id.Size != id.Size {
 		why := fmt.Sprintf("pods of group %s disagree on its size: %s says %d, others say %d", id.Key, describePod(p), id.Size, gr.id.Size)
 		if gr.state != invalid || gr.reason != why {
@@ -60,6 +50,9 @@ func (c *cluster) place(p *corev1.Pod, id GroupID, fx *effects) verdict {
 		// answer cannot have changed.
 		c.schedule(fx)
 	}
+	// This pod is in its scheduling cycle now: activating it would only
+	// make the framework retry it once more.
+	delete(fx.activate, p.Namespace+"/"+p.Name)
 	if node, ok := c.slotFor(gr, p); ok {
 		return verdict{node: node}
 	}
@@ -74,6 +67,22 @@ func (c *cluster) place(p *corev1.Pod, id GroupID, fx *effects) verdict {
 		return verdict{reason: fmt.Sprintf("fluence: group %s already has its %d pods placed; this pod waits for a slot", gr.id.Key, gr.id.Size)}
 	}
 	return verdict{reason: "fluence: pod group " + gr.id.Key + " " + gr.reason}
+}
+
+// addMember records the pod as a member of its group.
+func (c *cluster) addMember(p *corev1.Pod, id GroupID) *group {
+	gr := c.groups[id.Key]
+	if gr == nil {
+		gr = newGroup(id)
+		c.groups[id.Key] = gr
+	}
+	if gr.id.Size == 0 { // adopted after a restart, size not known until now
+		gr.id = id
+	}
+	c.setSortKey(id.Key, p.UID, p.CreationTimestamp.Time)
+	gr.members[p.UID] = p
+	c.podKey[p.UID] = id.Key
+	return gr
 }
 
 // slotFor returns the pod's node if it holds a slot, taking over a vacant
@@ -230,6 +239,10 @@ func (c *cluster) loop(fx *effects) {
 	defer c.mu.Unlock()
 	defer c.publish()
 	if c.m != nil && !c.dirty && len(c.q.Pending()) == 0 && len(c.q.Blocked()) == 0 {
+		return
+	}
+	c.ensureEngine(fx)
+	if c.m == nil {
 		return
 	}
 	for _, gr := range c.sortedGroups() {

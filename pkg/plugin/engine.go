@@ -240,6 +240,10 @@ func (c *cluster) submitAlloc(gr *group, a *alloc, fx *effects) {
 // reject marks a group impossible and tells its pods why.
 func (c *cluster) reject(gr *group, why string, fx *effects) {
 	gr.state, gr.reason = rejected, why
+	if gr.id.Source == GroupSourcePodGroup {
+		fx.podGroups = append(fx.podGroups, podGroupCondition{namespace: gr.id.Namespace, name: gr.id.Name,
+			reason: "Unsatisfiable", message: why})
+	}
 	c.explain(gr, corev1.EventTypeWarning, "FluenceGroupRejected", fmt.Sprintf("pod group %s (%d pods): %s", gr.id.Key, gr.id.Size, why), fx)
 }
 
@@ -329,6 +333,7 @@ func (c *cluster) trySubmit(gr *group, fx *effects) {
 	}
 	free := c.unslotted(gr)
 	if len(free) < need {
+		c.checkEarly(gr, free, need, fx)
 		return
 	}
 	pods := free[:need]
@@ -354,14 +359,42 @@ func (c *cluster) trySubmit(gr *group, fx *effects) {
 	c.submitAlloc(gr, a, fx)
 }
 
+// checkEarly rejects a group that cannot fit even before all its pods
+// exist: the pods seen so far plus copies of the smallest of them, up to
+// the group size, are already more than the cluster can ever hold (a
+// PodGroup of 50 on 8 nodes). It runs once per group and graph.
+func (c *cluster) checkEarly(gr *group, free []*corev1.Pod, need int, fx *effects) {
+	if len(free) == 0 || gr.checked == c.stats.rebuilds {
+		return
+	}
+	gr.checked = c.stats.rebuilds
+	smallest := free[0]
+	for _, p := range free[1:] {
+		a, b := k8sadapter.PodShape(c.opts.PodRequests(p)), k8sadapter.PodShape(c.opts.PodRequests(smallest))
+		if a.Cores+a.GPU+a.MemoryMiB < b.Cores+b.GPU+b.MemoryMiB {
+			smallest = p
+		}
+	}
+	pods := slices.Clone(free)
+	for len(pods) < need {
+		pods = append(pods, smallest)
+	}
+	js, _, err := c.groupRequest(gr, pods)
+	if err != nil {
+		c.reject(gr, err.Error(), fx)
+		return
+	}
+	res, err := c.m.Match(match.Satisfiability, js, 0, c.now())
+	if err == nil && res.Status != match.Satisfiable {
+		c.reject(gr, fmt.Sprintf("cannot be placed on this cluster (judged from %d of its %d pods): %s: %s", len(free), gr.id.Size, res.Status, res.Reason), fx)
+	}
+}
+
 // groupRequest builds the jobspec of some of a group's pods: one slot per
 // pod, their duration, and one constraint from every pod's node selector,
 // required affinity, requires annotation and taint tolerations.
 func (c *cluster) groupRequest(gr *group, pods []*corev1.Pod) (*jobspec.Jobspec, []k8sadapter.ShapeSlots, error) {
-	nodes := make([]*corev1.Node, 0, len(c.nodes))
-	for _, name := range sortedKeys(c.nodes) {
-		nodes = append(nodes, c.nodes[name])
-	}
+	nodes := c.nodeList()
 	var dur int64
 	var parts []*jobspec.Constraint
 	seen := map[string]bool{}
@@ -515,6 +548,13 @@ func (c *cluster) started(gr *group, a *alloc, at int64, fx *effects) {
 			fx.activatePod(p)
 		}
 	}
+	if gr.id.Source == GroupSourcePodGroup {
+		fx.podGroups = append(fx.podGroups, podGroupCondition{namespace: gr.id.Namespace, name: gr.id.Name,
+			schedulable: true, reason: "Placed", message: fmt.Sprintf("%d pods placed", len(a.slots))})
+	}
+	if len(a.slots) == 1 {
+		return // the scheduler's own Scheduled event says it all
+	}
 	var where []string
 	for _, n := range info.Nodes {
 		where = append(where, n.Name)
@@ -554,4 +594,15 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// nodeList returns the nodes in name order, cached until they change.
+func (c *cluster) nodeList() []*corev1.Node {
+	if c.nodesSorted == nil {
+		c.nodesSorted = make([]*corev1.Node, 0, len(c.nodes))
+		for _, name := range sortedKeys(c.nodes) {
+			c.nodesSorted = append(c.nodesSorted, c.nodes[name])
+		}
+	}
+	return c.nodesSorted
 }

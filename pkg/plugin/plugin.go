@@ -24,6 +24,7 @@ type Plugin struct {
 	h       fwk.Handle
 	c       *cluster
 	res     *Resolver
+	dyn     dynamic.Interface
 	synced  []cache.InformerSynced
 	timeout time.Duration
 	kick    chan struct{}
@@ -66,7 +67,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 			src.Dynamic = d
 		}
 	}
-	p := &Plugin{h: h, res: NewResolver(src), timeout: cfg.PermitTimeout, kick: make(chan struct{}, 1)}
+	p := &Plugin{h: h, res: NewResolver(src), dyn: src.Dynamic, timeout: cfg.PermitTimeout, kick: make(chan struct{}, 1)}
 	p.c = newCluster(cfg, owns, clock.RealClock{}, logger)
 	registerMetrics()
 
@@ -184,6 +185,12 @@ func (p *Plugin) apply(ctx context.Context, fx *effects) {
 			wp.Allow(Name)
 		}
 	}
+	if len(fx.podGroups) > 0 {
+		go writePodGroupConditions(context.WithoutCancel(ctx), p.dyn, p.h.EventRecorder(), fx.podGroups)
+	}
+	if len(fx.podGroups) > 0 {
+		go writePodGroupConditions(context.WithoutCancel(ctx), p.dyn, p.h.EventRecorder(), fx.podGroups)
+	}
 	if r := p.h.EventRecorder(); r != nil {
 		for _, e := range fx.events {
 			r.Eventf(e.pod, nil, e.typ, e.reason, "Scheduling", "%s", e.note)
@@ -232,7 +239,11 @@ func (s *pinned) Clone() fwk.StateData { return s }
 // by one engine match, so every pod of it has its node before any binds.
 func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *corev1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	if !p.ready() {
-		return nil, fwk.NewStatus(fwk.Unschedulable, "fluence: still reading the cluster's nodes and pods")
+		// Only at start: wait until every node and pod was seen rather
+		// than turn pods away (they would sit out a back-off).
+		if !cache.WaitForCacheSync(ctx.Done(), p.synced...) {
+			return nil, fwk.NewStatus(fwk.Unschedulable, "fluence: still reading the cluster's nodes and pods")
+		}
 	}
 	id, err := p.res.Resolve(ctx, pod)
 	if err != nil {
@@ -340,7 +351,18 @@ func (p *Plugin) Bind(ctx context.Context, _ fwk.CycleState, pod *corev1.Pod, no
 	if rec != "" {
 		b.Annotations = map[string]string{AllocationKey: rec}
 	}
-	if err := p.h.ClientSet().CoreV1().Pods(pod.Namespace).Bind(ctx, b, metav1.CreateOptions{}); err != nil {
+	if c := p.h.APICacher(); c != nil {
+		// The scheduler's API dispatcher bounds how many calls are in
+		// flight, as for the stock binder; unbounded concurrent binds
+		// overload the API server and open a connection each.
+		done, err := c.BindPod(b)
+		if err == nil {
+			err = c.WaitOnFinish(ctx, done)
+		}
+		if err != nil {
+			return fwk.AsStatus(err)
+		}
+	} else if err := p.h.ClientSet().CoreV1().Pods(pod.Namespace).Bind(ctx, b, metav1.CreateOptions{}); err != nil {
 		return fwk.AsStatus(err)
 	}
 	p.c.boundOK(pod)

@@ -20,6 +20,7 @@ func (c *cluster) onNode(n *corev1.Node) {
 	defer c.mu.Unlock()
 	old := c.nodes[n.Name]
 	c.nodes[n.Name] = n
+	c.nodesSorted = nil
 	if old == nil || graphChanged(old, n) {
 		c.dirty = true
 	}
@@ -37,6 +38,7 @@ func (c *cluster) onNodeGone(name string) {
 	defer c.mu.Unlock()
 	if _, ok := c.nodes[name]; ok {
 		delete(c.nodes, name)
+		c.nodesSorted = nil
 		c.dirty = true
 	}
 }
@@ -51,6 +53,16 @@ func (c *cluster) onPod(p *corev1.Pod, fx *effects) {
 		return
 	}
 	if p.Spec.NodeName == "" {
+		if _, known := c.podKey[p.UID]; !known && c.owns(p) && p.DeletionTimestamp == nil {
+			// Count the pods of labelled groups as they are created, so
+			// the first of them to be scheduled finds the group whole.
+			if id, ok := LabeledGroup(p); ok {
+				if gr := c.groups[id.Key]; gr == nil || gr.id.Size == id.Size {
+					c.addMember(p, id)
+				}
+			}
+			return
+		}
 		if key, ok := c.podKey[p.UID]; ok {
 			if p.DeletionTimestamp != nil {
 				c.podGone(p, fx)

@@ -535,3 +535,15 @@ func nestedInt(obj map[string]any, fields ...string) (int64, bool, error) {
 	}
 	return 0, true, fmt.Errorf("%v is not an integer", v)
 }
+
+// LabeledGroup returns the pod's group when its own labels or annotations
+// give both the name and the size: no lookup is needed, so the informer
+// can count a group's pods before the scheduler pops them.
+func LabeledGroup(pod *corev1.Pod) (GroupID, bool) {
+	g, found, err := k8sadapter.ParseGroup(pod)
+	if err != nil || !found || g.Size < 1 {
+		return GroupID{}, false
+	}
+	res := &resolution{pod: pod, ns: pod.Namespace, podKey: pod.Namespace + "/" + pod.Name}
+	return res.id(g.Name, g.Size, GroupSourceLabel), true
+}

@@ -73,6 +73,9 @@ type group struct {
 	reservedAt int64
 	// lastEvent suppresses repeating the same explanation event.
 	lastEvent string
+	// checked is the graph generation (rebuild count) at which the group
+	// was last judged from its first pods; 0 when never.
+	checked int64
 }
 
 func newGroup(id GroupID) *group {

@@ -60,7 +60,7 @@ type cluster struct {
 // t.Cleanup: first the cluster context is canceled (stopping schedulers, the
 // node simulator and the invariant checker), then the apiserver is stopped.
 // It skips the test with -short.
-func newCluster(t *testing.T) *cluster {
+func newCluster(t testing.TB) *cluster {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("integration test: skipped with -short")

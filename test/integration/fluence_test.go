@@ -10,10 +10,20 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/test/integration/framework"
+	"sigs.k8s.io/yaml"
 
 	"github.com/fluence-sched/fluence/pkg/plugin"
 	"github.com/fluence-sched/fluence/pkg/sim"
@@ -505,4 +515,128 @@ func earliest(recs map[string]podRecord, pods []string, f func(podRecord) time.T
 		}
 	}
 	return out
+}
+
+// installPodGroupCRD installs the scheduler-plugins PodGroup CRD and waits
+// until it is served.
+func (c *cluster) installPodGroupCRD() {
+	c.t.Helper()
+	data, err := os.ReadFile("testdata/podgroup-crd.yaml")
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.UnmarshalStrict(data, crd); err != nil {
+		c.t.Fatal(err)
+	}
+	client := apiextensionsclient.NewForConfigOrDie(c.Config)
+	if _, err := client.ApiextensionsV1().CustomResourceDefinitions().Create(c.Ctx, crd, metav1.CreateOptions{}); err != nil {
+		c.t.Fatal(err)
+	}
+	dyn := dynamic.NewForConfigOrDie(c.Config)
+	err = wait.PollUntilContextTimeout(c.Ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		_, err := dyn.Resource(podGroupGVR).Namespace(c.NS).List(c.Ctx, metav1.ListOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		c.t.Fatal("PodGroup CRD not served")
+	}
+}
+
+var podGroupGVR = schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}
+
+func (c *cluster) createPodGroup(name string, minMember int) {
+	c.t.Helper()
+	pg := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "scheduling.x-k8s.io/v1alpha1",
+		"kind":       "PodGroup",
+		"metadata":   map[string]any{"name": name, "namespace": c.NS},
+		"spec":       map[string]any{"minMember": int64(minMember)},
+	}}
+	if _, err := dynamic.NewForConfigOrDie(c.Config).Resource(podGroupGVR).Namespace(c.NS).Create(c.Ctx, pg, metav1.CreateOptions{}); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// podGroupCondition waits for fluence's condition annotation on a PodGroup
+// with the given status and returns it.
+func (c *cluster) podGroupCondition(name, status string) string {
+	c.t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(c.Ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		pg, err := dynamic.NewForConfigOrDie(c.Config).Resource(podGroupGVR).Namespace(c.NS).Get(c.Ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last = pg.GetAnnotations()[plugin.ConditionKey]
+		return strings.Contains(last, `"status":"`+status+`"`), nil
+	})
+	if err != nil {
+		c.t.Fatalf("PodGroup %s: no condition with status %s; last %q", name, status, last)
+	}
+	return last
+}
+
+// Pods labelled scheduling.x-k8s.io/pod-group (as the MPI Operator sets
+// them) form a group of the PodGroup's minMember; a PodGroup that can never
+// fit gets a condition and a Warning event naming the reason.
+func TestSchedulerPluginsPodGroup(t *testing.T) {
+	c := newFullCluster(t)
+	c.installPodGroupCRD()
+	c.addNodes("node", 4, "2", "8Gi")
+	inv := startInvariants(c)
+	startNodeSim(c, simOptions{})
+	c.startScheduler(fluenceConfig(t, nil), fluenceRegistry)
+
+	c.createPodGroup("solver", 3)
+	c.createPodGroup("huge", 50)
+	var solver, huge []*corev1.Pod
+	for i := range 3 {
+		solver = append(solver, newTestPod(fmt.Sprintf("solver-%d", i), "fluence", "2", "", 2*time.Second,
+			map[string]string{"scheduling.x-k8s.io/pod-group": "solver"}))
+		huge = append(huge, newTestPod(fmt.Sprintf("huge-%d", i), "fluence", "1", "", time.Second,
+			map[string]string{"scheduling.x-k8s.io/pod-group": "huge"}))
+	}
+	// Two of three solver pods must wait: the group is three.
+	c.createPods(solver[:2]...)
+	c.waitForEvent(30*time.Second, "solver-0", "FailedScheduling", "of 3 exist")
+	if n := c.boundCount("solver-0", "solver-1"); n != 0 {
+		t.Fatalf("%d pods of an incomplete group bound", n)
+	}
+	c.createPods(solver[2])
+	c.createPods(huge...)
+	c.waitForPodPhase(time.Minute, corev1.PodSucceeded, names(solver)...)
+	c.podGroupCondition("solver", "True")
+	cond := c.podGroupCondition("huge", "False")
+	if !strings.Contains(cond, "needs 50") {
+		t.Errorf("huge's condition does not say what is short: %s", cond)
+	}
+	c.waitForEvent(30*time.Second, "huge-0", "FluenceGroupRejected", "needs 50")
+	c.checkInvariants(inv, 5*time.Second)
+}
+
+// newFullCluster starts the complete kube-apiserver (with the
+// apiextensions server, so CRDs work), as kube-apiserver's own test server
+// builds it, on the shared etcd.
+func newFullCluster(t *testing.T) *cluster {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: skipped with -short")
+	}
+	server := kubeapiservertesting.StartTestServerOrDie(t, nil, []string{
+		"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition,Priority,StorageObjectInUseProtection",
+	}, framework.SharedEtcd())
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() {
+		cancel()
+		server.TearDownFn()
+	})
+	cfg := rest.CopyConfig(server.ClientConfig)
+	cfg.QPS, cfg.Burst = -1, 0
+	client := kubernetes.NewForConfigOrDie(cfg)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testNamespace}}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return &cluster{t: t, Ctx: ctx, Client: client, Config: cfg, NS: testNamespace}
 }
