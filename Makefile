@@ -2,7 +2,7 @@
 GO      ?= go
 FUZZTIME ?= 10s
 
-.PHONY: all build test unit fuzz vet bench bench-engine demo sim clean
+.PHONY: all build test unit fuzz vet bench bench-engine bench-scheduler demo sim clean
 
 all: build test
 
@@ -31,6 +31,11 @@ bench:
 # One table of engine figures at N = 128, 2,048 and 16,384 nodes.
 bench-engine:
 	$(GO) run ./cmd/fluence bench-engine
+
+# Pods bound per second on 1,000 simulated nodes, fluence against the stock
+# kube-scheduler in the same run (about 5 minutes on 2 cores).
+bench-scheduler:
+	$(GO) test ./test/integration -run '^$$' -bench BenchmarkSchedulingThroughput -benchtime 1x -timeout 60m
 
 demo:
 	$(GO) run ./cmd/fluence demo

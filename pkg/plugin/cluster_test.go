@@ -419,3 +419,25 @@ func TestImpossibleGroupRejectedBeforeItsPodsExist(t *testing.T) {
 		t.Fatalf("first pod of a group of 20 on 24 cores: %+v", v)
 	}
 }
+
+// A heterogeneous group is matched as itself: a 3-CPU launcher and two
+// 1-CPU workers on 3-CPU nodes need a whole node for the launcher, which
+// copies of the first pod would not show.
+func TestHeterogeneousGroup(t *testing.T) {
+	f := newClusterFixture(t, Args{})
+	f.nodes(2, 3)
+	pods := []*corev1.Pod{f.pod("mpi-launcher", 3), f.pod("mpi-worker-0", 1), f.pod("mpi-worker-1", 1)}
+	vs := f.gang(pods, gid("mpi", 3))
+	if placedCount(vs) != 3 {
+		t.Fatalf("placed %d of 3: %+v", placedCount(vs), vs)
+	}
+	if vs[0].node == vs[1].node || vs[0].node == vs[2].node {
+		t.Fatalf("a worker shares the launcher's full node: %+v", vs)
+	}
+	// Four 3-CPU pods cannot fit on two 3-CPU nodes, whatever the first pod asks.
+	big := []*corev1.Pod{f.pod("h-0", 1), f.pod("h-1", 3), f.pod("h-2", 3), f.pod("h-3", 3)}
+	hs := f.gang(big, gid("h", 4))
+	if placedCount(hs) != 0 || !hs[3].final {
+		t.Fatalf("impossible heterogeneous group: %+v", hs[3])
+	}
+}

@@ -360,24 +360,27 @@ func (c *cluster) trySubmit(gr *group, fx *effects) {
 }
 
 // checkEarly rejects a group that cannot fit even before all its pods
-// exist: the pods seen so far plus copies of the smallest of them, up to
-// the group size, are already more than the cluster can ever hold (a
-// PodGroup of 50 on 8 nodes). It runs once per group and graph.
+// exist: the pods seen so far, plus the smallest pod possible (one core,
+// nothing else) for each one still missing, are already more than the
+// cluster can ever hold (a PodGroup of 50 on 8 nodes). The estimate is a
+// lower bound, so a group that could fit is never rejected by it. It runs
+// once per group and graph.
 func (c *cluster) checkEarly(gr *group, free []*corev1.Pod, need int, fx *effects) {
 	if len(free) == 0 || gr.checked == c.stats.rebuilds {
 		return
 	}
 	gr.checked = c.stats.rebuilds
-	smallest := free[0]
-	for _, p := range free[1:] {
-		a, b := k8sadapter.PodShape(c.opts.PodRequests(p)), k8sadapter.PodShape(c.opts.PodRequests(smallest))
-		if a.Cores+a.GPU+a.MemoryMiB < b.Cores+b.GPU+b.MemoryMiB {
-			smallest = p
-		}
+	// The missing pods share the group's constraints (they are ANDed over
+	// all pods), so a copy of a seen pod without requests stands in.
+	minimal := free[0].DeepCopy()
+	minimal.Spec.InitContainers = nil
+	minimal.Spec.Overhead = nil
+	for i := range minimal.Spec.Containers {
+		minimal.Spec.Containers[i].Resources = corev1.ResourceRequirements{}
 	}
 	pods := slices.Clone(free)
 	for len(pods) < need {
-		pods = append(pods, smallest)
+		pods = append(pods, minimal)
 	}
 	js, _, err := c.groupRequest(gr, pods)
 	if err != nil {
@@ -386,7 +389,7 @@ func (c *cluster) checkEarly(gr *group, free []*corev1.Pod, need int, fx *effect
 	}
 	res, err := c.m.Match(match.Satisfiability, js, 0, c.now())
 	if err == nil && res.Status != match.Satisfiable {
-		c.reject(gr, fmt.Sprintf("cannot be placed on this cluster (judged from %d of its %d pods): %s: %s", len(free), gr.id.Size, res.Status, res.Reason), fx)
+		c.reject(gr, fmt.Sprintf("cannot be placed on this cluster (judged from %d of its %d pods, the rest counted as one core each): %s: %s", len(free), gr.id.Size, res.Status, res.Reason), fx)
 	}
 }
 
