@@ -441,3 +441,23 @@ func TestHeterogeneousGroup(t *testing.T) {
 		t.Fatalf("impossible heterogeneous group: %+v", hs[3])
 	}
 }
+
+// The metrics snapshot counts groups by state and what allocations hold.
+func TestSnapshot(t *testing.T) {
+	f := newClusterFixture(t, Args{})
+	f.nodes(2, 2)
+	f.gang(f.pods("a", 2, 1), gid("a", 2))   // placed
+	f.schedule(f.pod("b-0", 1), gid("b", 2)) // gathering
+	f.gang(f.pods("c", 3, 2), gid("c", 3))   // rejected: 6 cores on 4
+	f.gang(f.pods("d", 2, 2), gid("d", 2))   // queued: 2 cores left, needs 4
+	s := f.c.snapshot()
+	want := map[string]int{"placed": 1, "gathering": 1, "rejected": 1, "queued": 1, "invalid": 0}
+	for k, v := range want {
+		if s.groups[k] != v {
+			t.Errorf("groups[%s] = %d, want %d (all: %v)", k, s.groups[k], v, s.groups)
+		}
+	}
+	if s.allocated["cpu"] != 2 || s.total["cpu"] != 4 || s.queued != 1 {
+		t.Errorf("allocated %v of %v, queued %d", s.allocated, s.total, s.queued)
+	}
+}
