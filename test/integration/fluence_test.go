@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -23,6 +24,7 @@ import (
 	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/test/integration/framework"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fluence-sched/fluence/pkg/plugin"
@@ -639,4 +641,45 @@ func newFullCluster(t *testing.T) *cluster {
 		t.Fatal(err)
 	}
 	return &cluster{t: t, Ctx: ctx, Client: client, Config: cfg, NS: testNamespace}
+}
+
+// Pods owned by a Job without any group label form a group of the Job's
+// parallelism (the pods are created here as the Job controller would).
+func TestJobOwnedPodsFormAGroup(t *testing.T) {
+	c := newCluster(t)
+	c.addNodes("node", 3, "2", "4Gi")
+	startNodeSim(c, simOptions{})
+	inv := startInvariants(c)
+	c.startScheduler(fluenceConfig(t, nil), fluenceRegistry)
+
+	parallelism := int32(3)
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "solver", Namespace: c.NS},
+		Spec: batchv1.JobSpec{
+			Parallelism: &parallelism,
+			Suspend:     ptr.To(true), // no controller runs here; keep it honest
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10"}},
+			}},
+		},
+	}
+	job, err := c.Client.BatchV1().Jobs(c.NS).Create(c.Ctx, job, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pods []*corev1.Pod
+	for i := range 3 {
+		p := newTestPod(fmt.Sprintf("solver-%d", i), "fluence", "2", "", time.Second, nil)
+		p.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))}
+		pods = append(pods, p)
+	}
+	c.createPods(pods[:2]...)
+	c.waitForEvent(30*time.Second, "solver-0", "FailedScheduling", "of 3 exist")
+	if n := c.boundCount("solver-0", "solver-1"); n != 0 {
+		t.Fatalf("%d of a 3-pod Job's pods bound before the third existed", n)
+	}
+	c.createPods(pods[2])
+	c.waitForPodPhase(time.Minute, corev1.PodSucceeded, names(pods)...)
+	c.checkInvariants(inv, 5*time.Second)
 }
