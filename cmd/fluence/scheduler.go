@@ -11,6 +11,9 @@ import (
 // kube-scheduler flag works (--config, --kubeconfig, --leader-elect, ...).
 // deploy/scheduler-config.yaml is a configuration with the fluence profile.
 func schedulerCmd() *cobra.Command {
+	if err := plugin.SetFeatureDefaults(); err != nil {
+		panic(err) // a gate name this build does not know: a programming error
+	}
 	cmd := app.NewSchedulerCommand(app.WithPlugin(plugin.Name, plugin.New))
 	cmd.Use = "scheduler"
 	cmd.Short = "Run kube-scheduler with the fluence plugin (all kube-scheduler flags apply)"

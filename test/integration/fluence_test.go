@@ -1,9 +1,11 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"testing"
@@ -246,8 +248,52 @@ func TestRun8Workload(t *testing.T) {
 	for _, g := range groups {
 		all = append(all, g...)
 	}
-	c.waitForPodPhase(5*time.Minute, corev1.PodSucceeded, all...)
+	t.Cleanup(func() {
+		if t.Failed() {
+			c.dumpWaiting(5)
+		}
+	})
+	c.waitForPodPhase(3*time.Minute, corev1.PodSucceeded, all...)
 	c.checkInvariants(inv, 5*time.Second)
+}
+
+// dumpWaiting logs the events of up to n pods that are not bound, to show
+// why they wait.
+func (c *cluster) dumpWaiting(n int) {
+	pods, err := c.Client.CoreV1().Pods(c.NS).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	evs, err := c.Client.EventsV1().Events(c.NS).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	running := 0
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning {
+			running++
+			c.t.Logf("running: %s on %s", p.Name, p.Spec.NodeName)
+		}
+	}
+	c.t.Logf("%d pods running", running)
+	var stacks bytes.Buffer
+	_ = pprof.Lookup("goroutine").WriteTo(&stacks, 2)
+	for _, g := range strings.Split(stacks.String(), "\n\n") {
+		if strings.Contains(g, "pkg/plugin") || strings.Contains(g, "pkg/match") || strings.Contains(g, "pkg/queue") {
+			c.t.Logf("goroutine:\n%s", g)
+		}
+	}
+	for _, p := range pods.Items {
+		if p.Spec.NodeName != "" || n == 0 {
+			continue
+		}
+		n--
+		for _, e := range evs.Items {
+			if e.Regarding.Name == p.Name {
+				c.t.Logf("%s: %s %s: %s (x%d)", p.Name, e.EventTime.Format(time.TimeOnly), e.Reason, e.Note, e.DeprecatedCount)
+			}
+		}
+	}
 }
 
 // Pods the stock scheduler binds on the same nodes are accounted for:

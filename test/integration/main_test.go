@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"github.com/fluence-sched/fluence/pkg/plugin"
 	"io"
 	"net"
 	"net/url"
@@ -39,6 +40,12 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	}
 	quietKlog()
+	// The schedulers here run in this process: give them the feature
+	// gates `fluence scheduler` sets.
+	if err := plugin.SetFeatureDefaults(); err != nil {
+		fmt.Fprintf(os.Stderr, "integration: feature gates: %v\n", err)
+		os.Exit(1)
+	}
 
 	stop, clientURL, err := startEtcd()
 	if err != nil {
