@@ -461,3 +461,29 @@ func TestSnapshot(t *testing.T) {
 		t.Errorf("allocated %v of %v, queued %d", s.allocated, s.total, s.queued)
 	}
 }
+
+// A node turning a pinned pod away withdraws the group and holds it off
+// for a while (doubling on repeats), instead of re-placing it at once.
+func TestTurnedAwayGroupHeldOff(t *testing.T) {
+	f := newClusterFixture(t, Args{})
+	f.nodes(2, 1)
+	g := f.pods("g", 2, 1)
+	vs := f.gang(g, gid("g", 2))
+	if placedCount(vs) != 2 {
+		t.Fatal("setup")
+	}
+	f.c.failed(g[0], "Insufficient cpu", &effects{})
+	v := f.schedule(g[0], gid("g", 2))
+	if v.node != "" || !strings.Contains(v.reason, "placed again in 2s") {
+		t.Fatalf("right after the withdrawal: %+v", v)
+	}
+	f.clock.Step(2 * time.Second)
+	if got := placedCount(f.gang(g, gid("g", 2))); got != 2 {
+		t.Fatalf("after the hold: %d of 2 placed", got)
+	}
+	f.c.failed(g[1], "Insufficient cpu", &effects{})
+	f.c.failed(g[1], "Insufficient cpu", &effects{}) // no slot any more: no second step
+	if v := f.schedule(g[1], gid("g", 2)); !strings.Contains(v.reason, "placed again in 2s") {
+		t.Fatalf("a successful placement resets the hold: %+v", v)
+	}
+}

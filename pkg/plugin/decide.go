@@ -59,6 +59,9 @@ func (c *cluster) place(p *corev1.Pod, id GroupID, fx *effects) verdict {
 	if gr.state == rejected || gr.state == invalid {
 		return verdict{final: true, reason: "fluence: pod group " + gr.id.Key + " " + gr.reason}
 	}
+	if gr.queuedPods() == 0 && c.now() < gr.holdUntil {
+		return verdict{reason: fmt.Sprintf("fluence: pod group %s is placed again in %ds: a node turned its last placement away", gr.id.Key, gr.holdUntil-c.now())}
+	}
 	if gr.queuedPods() == 0 {
 		have := len(c.unslotted(gr)) + gr.liveSlots()
 		if have < int(gr.id.Size) {
@@ -160,6 +163,12 @@ func (c *cluster) failed(p *corev1.Pod, why string, fx *effects) {
 		return
 	}
 	c.withdraw(gr, a, fmt.Sprintf("node %s turned pod %s away: %s", s.node, describePod(p), why), fx)
+	// The engine and the stock filters disagree about this node; placing
+	// the group again at once would likely choose it again. Hold off for a
+	// few seconds, doubling on each repeat, so a lasting disagreement does
+	// not turn into a hot loop.
+	gr.holdStep = min(max(2*gr.holdStep, 2), 60)
+	gr.holdUntil = c.now() + gr.holdStep
 }
 
 // permit reports whether the pod's whole allocation is reserved, and which

@@ -324,7 +324,7 @@ func (gr *group) queuedPods() int {
 // trySubmit queues a request for the pods the group still needs, once
 // enough of them exist.
 func (c *cluster) trySubmit(gr *group, fx *effects) {
-	if gr.state == rejected || gr.state == invalid {
+	if gr.state == rejected || gr.state == invalid || c.now() < gr.holdUntil {
 		return
 	}
 	need := gr.need()
@@ -538,6 +538,7 @@ func (c *cluster) started(gr *group, a *alloc, at int64, fx *effects) {
 		return
 	}
 	a.running, a.start = true, at
+	gr.holdStep = 0
 	a.dur = info.Duration
 	a.recorded = fmt.Sprintf("%s@%d-%d", gr.id.Key, c.epoch.UnixNano(), a.id)
 	for i, sp := range info.Slots {

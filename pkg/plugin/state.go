@@ -73,6 +73,9 @@ type group struct {
 	reservedAt int64
 	// lastEvent suppresses repeating the same explanation event.
 	lastEvent string
+	// holdUntil (engine seconds) delays the next request after a node
+	// turned the group away; holdStep is the current delay.
+	holdUntil, holdStep int64
 	// checked is the graph generation (rebuild count) at which the group
 	// was last judged from its first pods; 0 when never.
 	checked int64
