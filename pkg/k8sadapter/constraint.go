@@ -2,6 +2,7 @@ package k8sadapter
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -116,7 +117,7 @@ func NodeConstraint(pod *corev1.Pod, nodes []*corev1.Node) (*jobspec.Constraint,
 // requires clause.
 func podChecks(pod *corev1.Pod, reqs []requirement) ([]check, error) {
 	var checks []check
-	for _, k := range sortedKeys(pod.Spec.NodeSelector) {
+	for _, k := range slices.Sorted(maps.Keys(pod.Spec.NodeSelector)) {
 		v := pod.Spec.NodeSelector[k]
 		checks = append(checks, check{
 			desc:  fmt.Sprintf("nodeSelector %s=%s", k, v),

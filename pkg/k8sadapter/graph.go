@@ -3,6 +3,7 @@ package k8sadapter
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -125,12 +126,12 @@ func BuildGraph(nodes []*corev1.Node, opts GraphOptions) (*resource.Graph, error
 	if err != nil {
 		return nil, err
 	}
-	for zi, zone := range sortedKeys(zones) {
+	for zi, zone := range slices.Sorted(maps.Keys(zones)) {
 		zv, err := add(resource.Vertex{Type: tZone, Basename: "zone", Name: zone, ID: int64(zi), Rank: -1, Size: 1}, root)
 		if err != nil {
 			return nil, err
 		}
-		for ri, rack := range sortedKeys(zones[zone]) {
+		for ri, rack := range slices.Sorted(maps.Keys(zones[zone])) {
 			parent := zv
 			if opts.RackLabel != "" {
 				parent, err = add(resource.Vertex{Type: tRack, Basename: "rack", Name: rack, ID: int64(ri), Rank: -1, Size: 1}, zv)
@@ -197,15 +198,6 @@ func labelOr(labels map[string]string, key string) string {
 		return v
 	}
 	return DefaultTopology
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // NodeGPUs is the number of GPUs a node offers: its allocatable

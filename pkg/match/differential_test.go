@@ -20,15 +20,14 @@ import (
 // feasibility rules are the definitions of the three request shapes.
 
 type modelNode struct {
-	name       string
-	cores      int64
-	gpus       int64
-	freeCores  int64
-	freeGPUs   int64
-	up         bool
-	jobs       int // jobs holding anything on the node
-	vertex     int32
-	wholeOwner int64
+	name      string
+	cores     int64
+	gpus      int64
+	freeCores int64
+	freeGPUs  int64
+	up        bool
+	jobs      int // jobs holding anything on the node
+	vertex    int32
 }
 
 type shape struct {

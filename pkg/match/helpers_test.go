@@ -7,16 +7,6 @@ import (
 	"github.com/fluence-sched/fluence/pkg/resource"
 )
 
-// mustJobspec parses a YAML jobspec or fails the test.
-func mustJobspec(t testing.TB, y string) *jobspec.Jobspec {
-	t.Helper()
-	js, err := jobspec.Parse([]byte(y))
-	if err != nil {
-		t.Fatalf("jobspec: %v\n%s", err, y)
-	}
-	return js
-}
-
 // newMatcher generates a graph and a matcher for it.
 func newMatcher(t testing.TB, spec, policy string) *Matcher {
 	t.Helper()

@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -99,22 +98,11 @@ type cluster struct {
 	// the framework queue's lock: it has its own lock, never held while
 	// calling out.
 	sortMu   sync.RWMutex
-	sortKeys map[string]sortKey
+	sortKeys map[string]time.Time // group key -> earliest pod creation
 	sortPods map[types.UID]string // pod -> group key
 
-	stats counters
-}
-
-type sortKey struct {
-	created time.Time
-}
-
-// counters are cumulative figures for metrics and tests.
-type counters struct {
-	matches     int64
-	matchNanos  int64
-	rebuilds    int64
-	withdrawals int64
+	// rebuilds counts graph rebuilds: the graph's generation.
+	rebuilds int64
 }
 
 func newCluster(cfg Config, owns func(*corev1.Pod) bool, clk clock.PassiveClock, log klog.Logger) *cluster {
@@ -133,7 +121,7 @@ func newCluster(cfg Config, owns func(*corev1.Pod) bool, clk clock.PassiveClock,
 		foreign:    map[string]map[types.UID]k8sadapter.Requests{},
 		foreignJob: map[string]int64{},
 		overloaded: map[string]bool{},
-		sortKeys:   map[string]sortKey{},
+		sortKeys:   map[string]time.Time{},
 		sortPods:   map[types.UID]string{},
 	}
 }
@@ -160,8 +148,8 @@ func (c *cluster) setSortKey(key string, uid types.UID, created time.Time) {
 	c.sortMu.Lock()
 	defer c.sortMu.Unlock()
 	c.sortPods[uid] = key
-	if k, ok := c.sortKeys[key]; !ok || created.Before(k.created) {
-		c.sortKeys[key] = sortKey{created: created}
+	if k, ok := c.sortKeys[key]; !ok || created.Before(k) {
+		c.sortKeys[key] = created
 	}
 }
 
@@ -178,7 +166,7 @@ func (c *cluster) dropSortPod(uid types.UID) {
 }
 
 // sortKeyOf returns the sort key of the pod's group, if it has one yet.
-func (c *cluster) sortKeyOf(uid types.UID) (sortKey, bool) {
+func (c *cluster) sortKeyOf(uid types.UID) (time.Time, bool) {
 	c.sortMu.RLock()
 	defer c.sortMu.RUnlock()
 	k, ok := c.sortKeys[c.sortPods[uid]]
@@ -191,5 +179,3 @@ func podDone(p *corev1.Pod) bool {
 }
 
 func describePod(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }
-
-func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -3,6 +3,7 @@ package plugin
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -26,7 +27,7 @@ func (c *cluster) ensureEngine(fx *effects) {
 		return
 	}
 	c.dirty = false
-	c.stats.rebuilds++
+	c.rebuilds++
 	nodes := make([]*corev1.Node, 0, len(c.nodes))
 	for _, n := range c.nodes {
 		nodes = append(nodes, n)
@@ -77,7 +78,7 @@ func (c *cluster) ensureEngine(fx *effects) {
 		}
 		gr.allocs = kept
 	}
-	for _, node := range sortedKeys(c.foreign) {
+	for _, node := range slices.Sorted(maps.Keys(c.foreign)) {
 		c.placeForeign(node)
 	}
 	slices.SortFunc(requeue, func(a, b *alloc) int { return cmp.Compare(a.id, b.id) })
@@ -342,7 +343,7 @@ func (c *cluster) trySubmit(gr *group, fx *effects) {
 		c.reject(gr, err.Error(), fx)
 		return
 	}
-	a := &alloc{id: c.newID(), name: gr.id.Key, js: js}
+	a := &alloc{id: c.newID(), js: js}
 	for _, ss := range order {
 		for _, i := range ss.Pods {
 			a.pods = append(a.pods, pods[i].UID)
@@ -366,10 +367,10 @@ func (c *cluster) trySubmit(gr *group, fx *effects) {
 // lower bound, so a group that could fit is never rejected by it. It runs
 // once per group and graph.
 func (c *cluster) checkEarly(gr *group, free []*corev1.Pod, need int, fx *effects) {
-	if len(free) == 0 || gr.checked == c.stats.rebuilds {
+	if len(free) == 0 || gr.checked == c.rebuilds {
 		return
 	}
-	gr.checked = c.stats.rebuilds
+	gr.checked = c.rebuilds
 	// The missing pods share the group's constraints (they are ANDed over
 	// all pods), so a copy of a seen pod without requests stands in.
 	minimal := free[0].DeepCopy()
@@ -475,10 +476,7 @@ func (c *cluster) schedule(fx *effects) {
 	c.extendOverruns(now)
 	start := time.Now()
 	ds, err := c.q.Schedule(now)
-	took := time.Since(start)
-	c.stats.matchNanos += took.Nanoseconds()
-	c.stats.matches++
-	loopDuration.Observe(took.Seconds())
+	loopDuration.Observe(time.Since(start).Seconds())
 	if err != nil {
 		c.log.Error(err, "fluence: queue loop")
 		return
@@ -591,20 +589,11 @@ func (c *cluster) extendOverruns(now int64) {
 	}
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // nodeList returns the nodes in name order, cached until they change.
 func (c *cluster) nodeList() []*corev1.Node {
 	if c.nodesSorted == nil {
 		c.nodesSorted = make([]*corev1.Node, 0, len(c.nodes))
-		for _, name := range sortedKeys(c.nodes) {
+		for _, name := range slices.Sorted(maps.Keys(c.nodes)) {
 			c.nodesSorted = append(c.nodesSorted, c.nodes[name])
 		}
 	}

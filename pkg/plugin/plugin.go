@@ -217,7 +217,7 @@ func (p *Plugin) Less(a, b fwk.QueuedPodInfo) bool {
 
 func (p *Plugin) groupTime(pod *corev1.Pod, qi fwk.QueuedPodInfo) time.Time {
 	if k, ok := p.c.sortKeyOf(pod.UID); ok {
-		return k.created
+		return k
 	}
 	return pod.CreationTimestamp.Time
 }

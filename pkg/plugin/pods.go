@@ -160,7 +160,7 @@ func (c *cluster) adopt(p *corev1.Pod) {
 		if err != nil || dur == 0 {
 			dur = c.cfg.DefaultDuration
 		}
-		a = &alloc{id: c.newID(), name: key, running: true, recorded: rec, start: c.now(), dur: dur}
+		a = &alloc{id: c.newID(), running: true, recorded: rec, start: c.now(), dur: dur}
 		gr.allocs = append(gr.allocs, a)
 		c.byAlloc[a.id] = gr
 	}
@@ -264,6 +264,5 @@ func (c *cluster) withdraw(gr *group, a *alloc, why string, fx *effects) {
 	}
 	fx.rejectMsg = "fluence: allocation of pod group " + gr.id.Key + " withdrawn: " + why
 	c.dropAlloc(gr, a)
-	c.stats.withdrawals++
 	c.explain(gr, corev1.EventTypeWarning, "FluenceGroupWithdrawn", fmt.Sprintf("pod group %s: allocation withdrawn, the group is placed again: %s", gr.id.Key, why), fx)
 }

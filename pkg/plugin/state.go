@@ -1,8 +1,6 @@
 package plugin
 
 import (
-	"time"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -46,7 +44,6 @@ type slot struct {
 // alloc is one engine job of a group: its slots, in jobspec order.
 type alloc struct {
 	id      int64 // engine job id (also the queue's group id)
-	name    string
 	js      *jobspec.Jobspec
 	slots   []*slot
 	start   int64 // engine seconds
@@ -63,7 +60,6 @@ type group struct {
 	id       GroupID
 	state    groupState
 	reason   string
-	created  time.Time
 	priority int32
 	// members are the group's pods that are not terminal, by UID.
 	members map[types.UID]*corev1.Pod
