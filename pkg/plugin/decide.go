@@ -109,17 +109,27 @@ func (c *cluster) slotFor(gr *group, p *corev1.Pod) (string, bool) {
 	return "", false
 }
 
+// podSlot finds the pod's group, allocation and slot; the error names
+// the pod and what it lacks.
+func (c *cluster) podSlot(p *corev1.Pod) (*group, *alloc, *slot, error) {
+	gr := c.groups[c.podKey[p.UID]]
+	if gr == nil {
+		return nil, nil, nil, fmt.Errorf("fluence: pod %s has no group", describePod(p))
+	}
+	a, s := gr.slotOf(p.UID)
+	if s == nil {
+		return gr, nil, nil, fmt.Errorf("fluence: pod %s holds no slot in group %s", describePod(p), gr.id.Key)
+	}
+	return gr, a, s, nil
+}
+
 // reserve marks the pod's slot taken (Reserve).
 func (c *cluster) reserve(p *corev1.Pod, node string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	gr := c.groups[c.podKey[p.UID]]
-	if gr == nil {
-		return fmt.Errorf("fluence: pod %s has no group", describePod(p))
-	}
-	_, s := gr.slotOf(p.UID)
-	if s == nil {
-		return fmt.Errorf("fluence: pod %s holds no slot in group %s", describePod(p), gr.id.Key)
+	_, _, s, err := c.podSlot(p)
+	if err != nil {
+		return err
 	}
 	if s.node != node {
 		return fmt.Errorf("fluence: pod %s was placed on %s, not %s", describePod(p), s.node, node)
@@ -134,12 +144,8 @@ func (c *cluster) reserve(p *corev1.Pod, node string) error {
 func (c *cluster) unreserve(p *corev1.Pod, fx *effects) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	gr := c.groups[c.podKey[p.UID]]
-	if gr == nil {
-		return
-	}
-	a, s := gr.slotOf(p.UID)
-	if s == nil {
+	gr, a, s, err := c.podSlot(p)
+	if err != nil {
 		return
 	}
 	s.reserved = false
@@ -154,12 +160,8 @@ func (c *cluster) unreserve(p *corev1.Pod, fx *effects) {
 func (c *cluster) failed(p *corev1.Pod, why string, fx *effects) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	gr := c.groups[c.podKey[p.UID]]
-	if gr == nil {
-		return
-	}
-	a, s := gr.slotOf(p.UID)
-	if s == nil || a.anyBound() {
+	gr, a, s, err := c.podSlot(p)
+	if err != nil || a.anyBound() {
 		return
 	}
 	c.withdraw(gr, a, fmt.Sprintf("node %s turned pod %s away: %s", s.node, describePod(p), why), fx)
@@ -176,13 +178,9 @@ func (c *cluster) failed(p *corev1.Pod, why string, fx *effects) {
 func (c *cluster) permit(p *corev1.Pod) (ready bool, siblings []types.UID, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	gr := c.groups[c.podKey[p.UID]]
-	if gr == nil {
-		return false, nil, fmt.Errorf("fluence: pod %s has no group", describePod(p))
-	}
-	a, s := gr.slotOf(p.UID)
-	if s == nil {
-		return false, nil, fmt.Errorf("fluence: pod %s holds no slot in group %s", describePod(p), gr.id.Key)
+	gr, a, s, err := c.podSlot(p)
+	if err != nil {
+		return false, nil, err
 	}
 	s.reserved = true
 	for _, o := range a.slots {
@@ -213,13 +211,9 @@ func (c *cluster) permit(p *corev1.Pod) (ready bool, siblings []types.UID, err e
 func (c *cluster) beforeBind(p *corev1.Pod, node string) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	gr := c.groups[c.podKey[p.UID]]
-	if gr == nil {
-		return "", nil
-	}
-	a, s := gr.slotOf(p.UID)
-	if s == nil {
-		return "", nil
+	gr, a, _, err := c.podSlot(p)
+	if err != nil {
+		return "", nil // not part of an allocation: a plain binding
 	}
 	if c.overloaded[node] && !a.anyBound() {
 		return "", fmt.Errorf("fluence: another scheduler bound a pod to %s first; pod group %s is placed again", node, gr.id.Key)
@@ -232,11 +226,7 @@ func (c *cluster) beforeBind(p *corev1.Pod, node string) (string, error) {
 func (c *cluster) boundOK(p *corev1.Pod) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	gr := c.groups[c.podKey[p.UID]]
-	if gr == nil {
-		return
-	}
-	if _, s := gr.slotOf(p.UID); s != nil {
+	if _, _, s, err := c.podSlot(p); err == nil {
 		s.bound = true
 	}
 }
