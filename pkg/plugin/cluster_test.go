@@ -90,11 +90,7 @@ func (f *clusterFixture) schedule(p *corev1.Pod, id GroupID) verdict {
 func (f *clusterFixture) bind(p *corev1.Pod, node string) *corev1.Pod {
 	b := p.DeepCopy()
 	b.Spec.NodeName = node
-	rec, err := f.c.beforeBind(p, node)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	if rec != "" {
+	if rec := f.c.recordOf(p); rec != "" {
 		b.Annotations = map[string]string{AllocationKey: rec}
 	}
 	f.c.boundOK(p)
@@ -395,8 +391,8 @@ func TestForeignBindingWithdrawsUnboundGroup(t *testing.T) {
 	if len(fx.reject) != 2 {
 		t.Fatalf("reserved pods turned away: %v, want both", fx.reject)
 	}
-	if _, err := f.c.beforeBind(g[0], vs[0].node); err != nil {
-		t.Fatalf("after withdrawal the pod has no slot and binds nothing: %v", err)
+	if rec := f.c.recordOf(g[0]); rec != "" {
+		t.Fatalf("after withdrawal the pod still holds its allocation %q", rec)
 	}
 	// One node is left whole: the group of two 2-CPU pods waits.
 	if got := placedCount(f.gang(g, gid("g", 2))); got != 0 {
@@ -485,5 +481,35 @@ func TestTurnedAwayGroupHeldOff(t *testing.T) {
 	f.c.failed(g[1], "Insufficient cpu", &effects{}) // no slot any more: no second step
 	if v := f.schedule(g[1], gid("g", 2)); !strings.Contains(v.reason, "placed again in 2s") {
 		t.Fatalf("a successful placement resets the hold: %+v", v)
+	}
+}
+
+// The same holds when the foreign pod arrives while the graph waits to be
+// rebuilt: the rebuild replays the allocation, finds the node overloaded,
+// and withdraws it.
+func TestForeignBindingDuringRebuildWithdrawsUnboundGroup(t *testing.T) {
+	f := newClusterFixture(t, Args{})
+	f.nodes(2, 2)
+	g := f.pods("g", 2, 2)
+	vs := f.gang(g, gid("g", 2))
+	if placedCount(vs) != 2 {
+		t.Fatal("setup")
+	}
+	f.c.onNode(node("n01", 2, map[string]string{"rack": "r1"})) // a graph change
+	other := f.pod("stock", 1)
+	other.Spec.SchedulerName = "default-scheduler"
+	other.Spec.NodeName = vs[0].node
+	fx := &effects{}
+	f.c.onPod(other, fx)
+	if len(fx.reject) != 0 {
+		t.Fatalf("withdrawn before the rebuild: %v", fx.reject)
+	}
+	fx = &effects{}
+	f.c.loop(fx)
+	if len(fx.reject) != 2 {
+		t.Fatalf("reserved pods turned away by the rebuild: %v, want both", fx.reject)
+	}
+	if rec := f.c.recordOf(g[1]); rec != "" {
+		t.Fatalf("after withdrawal the pod still holds its allocation %q", rec)
 	}
 }

@@ -178,18 +178,11 @@ func (c *cluster) failed(p *corev1.Pod, why string, fx *effects) {
 func (c *cluster) permit(p *corev1.Pod) (ready bool, siblings []types.UID, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	gr, a, s, err := c.podSlot(p)
+	_, a, s, err := c.podSlot(p)
 	if err != nil {
 		return false, nil, err
 	}
 	s.reserved = true
-	for _, o := range a.slots {
-		if c.overloaded[o.node] && !a.anyBound() {
-			fx := &effects{}
-			c.withdraw(gr, a, "another scheduler bound a pod to "+o.node+" first", fx)
-			return false, nil, &withdrawn{fx: fx}
-		}
-	}
 	for _, o := range a.slots {
 		if o.pod == "" || o.done || o.bound {
 			continue
@@ -204,21 +197,18 @@ func (c *cluster) permit(p *corev1.Pod) (ready bool, siblings []types.UID, err e
 	return true, siblings, nil
 }
 
-// beforeBind returns the allocation annotation for a pod about to be
-// bound, or an error when another scheduler filled the pod's node since
-// the group was placed and none of the group is bound yet: the binding
-// fails, Unreserve withdraws the allocation, and the group is placed again.
-func (c *cluster) beforeBind(p *corev1.Pod, node string) (string, error) {
+// recordOf returns the allocation annotation for a pod about to be bound;
+// "" for a pod outside any allocation (a plain binding). An allocation on
+// a node another scheduler filled is withdrawn when that is seen
+// (withdrawOverloaded), so a pod still holding a slot here may bind.
+func (c *cluster) recordOf(p *corev1.Pod) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	gr, a, _, err := c.podSlot(p)
+	_, a, _, err := c.podSlot(p)
 	if err != nil {
-		return "", nil // not part of an allocation: a plain binding
+		return ""
 	}
-	if c.overloaded[node] && !a.anyBound() {
-		return "", fmt.Errorf("fluence: another scheduler bound a pod to %s first; pod group %s is placed again", node, gr.id.Key)
-	}
-	return a.recorded, nil
+	return a.recorded
 }
 
 // boundOK marks a pod bound as soon as the binding call succeeded, before
@@ -249,9 +239,3 @@ func (c *cluster) loop(fx *effects) {
 	}
 	c.schedule(fx)
 }
-
-// withdrawn is the error permit returns when it withdrew the allocation;
-// fx holds the calls to make.
-type withdrawn struct{ fx *effects }
-
-func (w *withdrawn) Error() string { return w.fx.rejectMsg }

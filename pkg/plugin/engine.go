@@ -81,6 +81,10 @@ func (c *cluster) ensureEngine(fx *effects) {
 	for _, node := range slices.Sorted(maps.Keys(c.foreign)) {
 		c.placeForeign(node)
 	}
+	// Replays and foreign load that no longer fit mark nodes overloaded.
+	for _, node := range slices.Sorted(maps.Keys(c.overloaded)) {
+		c.withdrawOverloaded(node, fx)
+	}
 	slices.SortFunc(requeue, func(a, b *alloc) int { return cmp.Compare(a.id, b.id) })
 	for _, a := range requeue {
 		gr := c.byAlloc[a.id]

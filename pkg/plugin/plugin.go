@@ -321,11 +321,6 @@ func (p *Plugin) Unreserve(ctx context.Context, _ fwk.CycleState, pod *corev1.Po
 // lets them all through together.
 func (p *Plugin) Permit(ctx context.Context, _ fwk.CycleState, pod *corev1.Pod, _ string) (*fwk.Status, time.Duration) {
 	ready, siblings, err := p.c.permit(pod)
-	var w *withdrawn
-	if errors.As(err, &w) {
-		p.apply(ctx, w.fx)
-		return fwk.NewStatus(fwk.Unschedulable, w.Error()), 0
-	}
 	if err != nil {
 		return fwk.AsStatus(err), 0
 	}
@@ -344,11 +339,7 @@ func (p *Plugin) Bind(ctx context.Context, _ fwk.CycleState, pod *corev1.Pod, no
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
 		Target:     corev1.ObjectReference{Kind: "Node", Name: node},
 	}
-	rec, err := p.c.beforeBind(pod, node)
-	if err != nil {
-		return fwk.NewStatus(fwk.Unschedulable, err.Error())
-	}
-	if rec != "" {
+	if rec := p.c.recordOf(pod); rec != "" {
 		b.Annotations = map[string]string{AllocationKey: rec}
 	}
 	if c := p.h.APICacher(); c != nil {
