@@ -119,6 +119,18 @@ func (f *clusterFixture) gang(pods []*corev1.Pod, id GroupID) []verdict {
 	return out
 }
 
+// placedGroup creates a group of n pods and schedules it, failing the
+// test unless every pod is placed.
+func (f *clusterFixture) placedGroup(name string, n, cpu int) ([]*corev1.Pod, []verdict) {
+	f.t.Helper()
+	pods := f.pods(name, n, cpu)
+	vs := f.gang(pods, gid(name, int32(n)))
+	if got := placedCount(vs); got != n {
+		f.t.Fatalf("setup: group %s: %d of %d pods placed: %+v", name, got, n, vs)
+	}
+	return pods, vs
+}
+
 func (f *clusterFixture) pods(prefix string, n, cpu int) []*corev1.Pod {
 	var out []*corev1.Pod
 	for i := range n {
@@ -231,11 +243,7 @@ func TestForeignPodsConsumeResources(t *testing.T) {
 func TestPodDeletedBeforeBindingWithdrawsTheGroup(t *testing.T) {
 	f := newClusterFixture(t, Args{})
 	f.nodes(2, 1)
-	g := f.pods("g", 2, 1)
-	vs := f.gang(g, gid("g", 2))
-	if placedCount(vs) != 2 {
-		t.Fatal("setup")
-	}
+	g, _ := f.placedGroup("g", 2, 1)
 	fx := &effects{}
 	f.c.onPodGone(g[1], fx)
 	if len(fx.reject) != 1 || fx.reject[0] != g[0].UID {
@@ -378,11 +386,7 @@ func TestUnsatisfiableRejectedOthersFlow(t *testing.T) {
 func TestForeignBindingWithdrawsUnboundGroup(t *testing.T) {
 	f := newClusterFixture(t, Args{})
 	f.nodes(2, 2)
-	g := f.pods("g", 2, 2)
-	vs := f.gang(g, gid("g", 2))
-	if placedCount(vs) != 2 {
-		t.Fatal("setup")
-	}
+	g, vs := f.placedGroup("g", 2, 2)
 	other := f.pod("stock", 1)
 	other.Spec.SchedulerName = "default-scheduler"
 	other.Spec.NodeName = vs[0].node
@@ -463,11 +467,7 @@ func TestSnapshot(t *testing.T) {
 func TestTurnedAwayGroupHeldOff(t *testing.T) {
 	f := newClusterFixture(t, Args{})
 	f.nodes(2, 1)
-	g := f.pods("g", 2, 1)
-	vs := f.gang(g, gid("g", 2))
-	if placedCount(vs) != 2 {
-		t.Fatal("setup")
-	}
+	g, _ := f.placedGroup("g", 2, 1)
 	f.c.failed(g[0], "Insufficient cpu", &effects{})
 	v := f.schedule(g[0], gid("g", 2))
 	if v.node != "" || !strings.Contains(v.reason, "placed again in 2s") {
@@ -490,11 +490,7 @@ func TestTurnedAwayGroupHeldOff(t *testing.T) {
 func TestForeignBindingDuringRebuildWithdrawsUnboundGroup(t *testing.T) {
 	f := newClusterFixture(t, Args{})
 	f.nodes(2, 2)
-	g := f.pods("g", 2, 2)
-	vs := f.gang(g, gid("g", 2))
-	if placedCount(vs) != 2 {
-		t.Fatal("setup")
-	}
+	g, vs := f.placedGroup("g", 2, 2)
 	f.c.onNode(node("n01", 2, map[string]string{"rack": "r1"})) // a graph change
 	other := f.pod("stock", 1)
 	other.Spec.SchedulerName = "default-scheduler"

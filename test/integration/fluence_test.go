@@ -73,6 +73,19 @@ func fluenceConfig(t testing.TB, args map[string]string) string {
 	return strings.Join(lines, "\n")
 }
 
+// startFluence starts a cluster of n nodes with the given CPUs and memory,
+// the invariant checker, the node simulator and the fluence scheduler with
+// the shipped configuration (some plugin arguments replaced by args).
+func startFluence(t *testing.T, n int, cpu, memory string, args map[string]string) (*cluster, *invariants, *nodeSim, func()) {
+	t.Helper()
+	c := newCluster(t)
+	c.addNodes("node", n, cpu, memory)
+	inv := startInvariants(c)
+	sim := startNodeSim(c, simOptions{})
+	stop := c.startScheduler(fluenceConfig(t, args), fluenceRegistry)
+	return c, inv, sim, stop
+}
+
 // groupPods returns n pods of one fluence group.
 func groupPods(group string, n int, cpu string, runtime, duration time.Duration) []*corev1.Pod {
 	var out []*corev1.Pod
@@ -159,11 +172,7 @@ func (c *cluster) checkInvariants(inv *invariants, maxSpread time.Duration) {
 // A 10-pod group binds all at once; while one node is taken (room for 9)
 // none binds and an event says what is short.
 func TestGroupOfTenBindsWhole(t *testing.T) {
-	c := newCluster(t)
-	c.addNodes("node", 10, "1", "4Gi")
-	inv := startInvariants(c)
-	startNodeSim(c, simOptions{})
-	c.startScheduler(fluenceConfig(t, nil), fluenceRegistry)
+	c, inv, _, _ := startFluence(t, 10, "1", "4Gi", nil)
 
 	// Another scheduler's pod holds one node.
 	blocker := newTestPod("blocker", "other-scheduler", "1", "", 0, nil)
@@ -308,6 +317,11 @@ func TestStockSchedulerPodsAccounted(t *testing.T) {
 	startNodeSim(c, simOptions{})
 	c.startScheduler(stockConfig, nil)
 	c.startScheduler(fluenceConfig(t, nil), fluenceRegistry)
+	t.Cleanup(func() {
+		if t.Failed() {
+			c.dumpWaiting(3)
+		}
+	})
 
 	var all []string
 	bound := func(names ...string) {
@@ -337,11 +351,7 @@ func TestStockSchedulerPodsAccounted(t *testing.T) {
 // its allocations from the pods' records before placing anything, so
 // nothing is allocated twice and every job completes.
 func TestRestartMidWorkload(t *testing.T) {
-	c := newCluster(t)
-	c.addNodes("node", 4, "2", "8Gi")
-	inv := startInvariants(c)
-	startNodeSim(c, simOptions{})
-	stop := c.startScheduler(fluenceConfig(t, nil), fluenceRegistry)
+	c, inv, _, stop := startFluence(t, 4, "2", "8Gi", nil)
 
 	var all []string
 	for i := range 16 {
@@ -370,11 +380,7 @@ func TestRestartMidWorkload(t *testing.T) {
 // A node is deleted and another cordoned mid-run: the graph follows and
 // nothing is placed on either afterwards.
 func TestNodeDeletedAndCordoned(t *testing.T) {
-	c := newCluster(t)
-	c.addNodes("node", 4, "2", "8Gi")
-	inv := startInvariants(c)
-	startNodeSim(c, simOptions{})
-	c.startScheduler(fluenceConfig(t, nil), fluenceRegistry)
+	c, inv, _, _ := startFluence(t, 4, "2", "8Gi", nil)
 
 	first := groupPods("before", 4, "1", 2*time.Second, 3*time.Second)
 	c.createPods(first...)
@@ -423,11 +429,7 @@ func TestNodeDeletedAndCordoned(t *testing.T) {
 // Groups that can never fit are rejected with their reason and do not
 // hold up the groups behind them.
 func TestUnsatisfiableGroupsRejected(t *testing.T) {
-	c := newCluster(t)
-	c.addNodes("node", 8, "3", "8Gi")
-	inv := startInvariants(c)
-	startNodeSim(c, simOptions{})
-	c.startScheduler(fluenceConfig(t, nil), fluenceRegistry)
+	c, inv, _, _ := startFluence(t, 8, "3", "8Gi", nil)
 
 	big := groupPods("fifty", 50, "1", time.Second, 0)
 	gpu := groupPods("gpu", 2, "1", time.Second, 0)
@@ -466,10 +468,7 @@ func TestUnsatisfiableGroupsRejected(t *testing.T) {
 // Malformed group labels get clear events; nothing crashes and other
 // groups are unaffected.
 func TestMalformedLabels(t *testing.T) {
-	c := newCluster(t)
-	c.addNodes("node", 4, "2", "8Gi")
-	startNodeSim(c, simOptions{})
-	c.startScheduler(fluenceConfig(t, nil), fluenceRegistry)
+	c, _, _, _ := startFluence(t, 4, "2", "8Gi", nil)
 
 	bad := map[string]string{"abc": "abc", "zero": "0", "minus": "-1"}
 	for name, size := range bad {
@@ -506,10 +505,7 @@ func TestMalformedLabels(t *testing.T) {
 // Easy backfill: short groups run ahead of a blocked large group without
 // delaying its reserved start.
 func TestEasyBackfill(t *testing.T) {
-	c := newCluster(t)
-	c.addNodes("node", 4, "1", "8Gi")
-	ns := startNodeSim(c, simOptions{})
-	c.startScheduler(fluenceConfig(t, map[string]string{"queuePolicy": "easy"}), fluenceRegistry)
+	c, _, ns, _ := startFluence(t, 4, "1", "8Gi", map[string]string{"queuePolicy": "easy"})
 
 	// Three nodes busy for 6 s; the 4-node group must wait for them.
 	first := groupPods("first", 3, "1", 6*time.Second, 6*time.Second)
@@ -692,11 +688,7 @@ func newFullCluster(t *testing.T) *cluster {
 // Pods owned by a Job without any group label form a group of the Job's
 // parallelism (the pods are created here as the Job controller would).
 func TestJobOwnedPodsFormAGroup(t *testing.T) {
-	c := newCluster(t)
-	c.addNodes("node", 3, "2", "4Gi")
-	startNodeSim(c, simOptions{})
-	inv := startInvariants(c)
-	c.startScheduler(fluenceConfig(t, nil), fluenceRegistry)
+	c, inv, _, _ := startFluence(t, 3, "2", "4Gi", nil)
 
 	parallelism := int32(3)
 	job := &batchv1.Job{
