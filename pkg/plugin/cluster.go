@@ -85,6 +85,10 @@ type cluster struct {
 	groups  map[string]*group // by GroupID.Key
 	podKey  map[types.UID]string
 	byAlloc map[int64]*group
+	// held: groups a node turned away, waiting out their hold. Their pods
+	// sit in the framework's unschedulable pool and no cluster event may
+	// come to wake them, so the loop places them when the hold ends.
+	held map[string]bool
 
 	// foreign pods (bound by others, or by us before the allocation
 	// annotation existed) by node; each node's sum is one engine job.
@@ -118,6 +122,7 @@ func newCluster(cfg Config, owns func(*corev1.Pod) bool, clk clock.PassiveClock,
 		groups:     map[string]*group{},
 		podKey:     map[types.UID]string{},
 		byAlloc:    map[int64]*group{},
+		held:       map[string]bool{},
 		foreign:    map[string]map[types.UID]k8sadapter.Requests{},
 		foreignJob: map[string]int64{},
 		overloaded: map[string]bool{},

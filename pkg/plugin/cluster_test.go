@@ -2,6 +2,8 @@ package plugin
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -300,6 +302,52 @@ func TestRestartAdoptsRecordedAllocations(t *testing.T) {
 	}
 }
 
+// A binding sent by the scheduler's previous run just before it stopped
+// lands after the new run placed the group elsewhere: the new allocation
+// is withdrawn, the pod counts where it was bound, and the rest of the
+// group is placed around it.
+func TestLateBindingFromBeforeARestart(t *testing.T) {
+	old := newClusterFixture(t, Args{})
+	old.nodes(3, 2)
+	stock := old.pod("stock", 2)
+	stock.Spec.SchedulerName = "default-scheduler"
+	stock.Spec.NodeName = "n00"
+	old.c.onPod(stock, &effects{})
+	g, vs := old.placedGroup("g", 2, 2)
+	if vs[0].node == "n00" || vs[1].node == "n00" {
+		t.Fatalf("setup: the old run placed g beside the foreign pod: %+v", vs)
+	}
+	late := g[0].DeepCopy()
+	late.Spec.NodeName = vs[0].node
+	late.Annotations = map[string]string{AllocationKey: old.c.recordOf(g[0])}
+
+	// The new run starts after the foreign pod ended, so it places g on
+	// other nodes (n00 first), before the old binding is seen.
+	f := newClusterFixture(t, Args{})
+	f.nodes(3, 2)
+	nvs := f.gang(g, gid("g", 2))
+	if nvs[0].node == "" || nvs[0].node == late.Spec.NodeName {
+		t.Fatalf("setup: the new run should place g-0 away from %s: %+v", late.Spec.NodeName, nvs)
+	}
+	fx := &effects{}
+	f.c.onPod(late, fx)
+	if slices.Contains(fx.reject, g[0].UID) {
+		t.Errorf("the bound pod was turned away at Permit: %v", fx.reject)
+	}
+	if !slices.Contains(fx.reject, g[1].UID) || fx.activate["ns/g-1"] == nil {
+		t.Errorf("the sibling should be turned away and woken: reject %v, activate %v", fx.reject, slices.Sorted(maps.Keys(fx.activate)))
+	}
+	v := f.schedule(g[1], gid("g", 2))
+	if v.node == "" || v.node == late.Spec.NodeName {
+		t.Fatalf("g-1 after the late binding: %+v (g-0 fills %s)", v, late.Spec.NodeName)
+	}
+	// g-0 holds its node: a 2-CPU pod fits only on the third one.
+	h := f.pods("h", 3, 2)
+	if got := placedCount(f.gang(h, gid("h", 3))); got != 0 {
+		t.Fatalf("%d of a group of three placed with one node free", got)
+	}
+}
+
 func TestNodeGoneAndCordoned(t *testing.T) {
 	f := newClusterFixture(t, Args{})
 	f.nodes(3, 1)
@@ -481,6 +529,34 @@ func TestTurnedAwayGroupHeldOff(t *testing.T) {
 	f.c.failed(g[1], "Insufficient cpu", &effects{}) // no slot any more: no second step
 	if v := f.schedule(g[1], gid("g", 2)); !strings.Contains(v.reason, "placed again in 2s") {
 		t.Fatalf("a successful placement resets the hold: %+v", v)
+	}
+}
+
+// When the hold ends the loop places the group and wakes its pods by
+// itself: they sit in the framework's unschedulable pool, and on an idle
+// cluster no event would bring them back (found as a 3-minute stall after
+// a restart).
+func TestHeldGroupPlacedWhenTheHoldEnds(t *testing.T) {
+	f := newClusterFixture(t, Args{})
+	f.nodes(2, 1)
+	g, _ := f.placedGroup("g", 2, 1)
+	f.c.failed(g[0], "Insufficient cpu", &effects{})
+
+	fx := &effects{}
+	f.c.loop(fx)
+	if len(fx.activate) != 0 {
+		t.Fatalf("pods woken during the hold: %v", slices.Sorted(maps.Keys(fx.activate)))
+	}
+	f.clock.Step(2 * time.Second)
+	fx = &effects{}
+	f.c.loop(fx)
+	for _, p := range g {
+		if fx.activate[p.Namespace+"/"+p.Name] == nil {
+			t.Errorf("%s not woken when the hold ended (woken: %v)", p.Name, slices.Sorted(maps.Keys(fx.activate)))
+		}
+		if v := f.schedule(p, gid("g", 2)); v.node == "" {
+			t.Errorf("%s not placed after the hold: %+v", p.Name, v)
+		}
 	}
 }
 

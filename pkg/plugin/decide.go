@@ -171,6 +171,7 @@ func (c *cluster) failed(p *corev1.Pod, why string, fx *effects) {
 	// not turn into a hot loop.
 	gr.holdStep = min(max(2*gr.holdStep, 2), 60)
 	gr.holdUntil = c.now() + gr.holdStep
+	c.held[gr.id.Key] = true
 }
 
 // permit reports whether the pod's whole allocation is reserved, and which
@@ -227,7 +228,7 @@ func (c *cluster) loop(fx *effects) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	defer c.publish()
-	if c.m != nil && !c.dirty && len(c.q.Pending()) == 0 && len(c.q.Blocked()) == 0 {
+	if c.m != nil && !c.dirty && len(c.q.Pending()) == 0 && len(c.q.Blocked()) == 0 && !c.holdEnded() {
 		return
 	}
 	c.ensureEngine(fx)
@@ -238,4 +239,18 @@ func (c *cluster) loop(fx *effects) {
 		c.trySubmit(gr, fx)
 	}
 	c.schedule(fx)
+}
+
+// holdEnded reports whether a held group's hold is over, and forgets the
+// groups whose hold is over (the loop submits them now).
+func (c *cluster) holdEnded() bool {
+	ended := false
+	for key := range c.held {
+		gr := c.groups[key]
+		if gr == nil || c.now() >= gr.holdUntil {
+			delete(c.held, key)
+			ended = true
+		}
+	}
+	return ended
 }

@@ -28,6 +28,7 @@ type Plugin struct {
 	synced  []cache.InformerSynced
 	timeout time.Duration
 	kick    chan struct{}
+	retry   retrySet
 }
 
 var (
@@ -90,6 +91,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		DeleteFunc: func(o any) {
 			if pod, ok := objectOf[*corev1.Pod](o); ok {
 				fx := &effects{}
+				p.retry.remove(pod.UID)
 				p.c.onPodGone(pod, fx)
 				p.apply(ctx, fx)
 				p.wake()
@@ -166,6 +168,7 @@ func (p *Plugin) run(ctx context.Context) {
 		}
 		fx := &effects{}
 		p.c.loop(fx)
+		p.retry.take(fx)
 		p.apply(ctx, fx)
 	}
 }
@@ -184,9 +187,6 @@ func (p *Plugin) apply(ctx context.Context, fx *effects) {
 		if wp := p.h.GetWaitingPod(uid); wp != nil {
 			wp.Allow(Name)
 		}
-	}
-	if len(fx.podGroups) > 0 {
-		go writePodGroupConditions(context.WithoutCancel(ctx), p.dyn, p.h.EventRecorder(), fx.podGroups)
 	}
 	if len(fx.podGroups) > 0 {
 		go writePodGroupConditions(context.WithoutCancel(ctx), p.dyn, p.h.EventRecorder(), fx.podGroups)
@@ -252,6 +252,7 @@ func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *corev
 			p.apply(ctx, &effects{events: []event{{pod: pod, typ: corev1.EventTypeWarning, reason: "FluenceInvalidGroup", note: err.Error()}}})
 			return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())
 		}
+		p.retry.add(pod)
 		return nil, fwk.NewStatus(fwk.Unschedulable, err.Error())
 	}
 	fx := &effects{}

@@ -78,13 +78,17 @@ func (c *cluster) onPod(p *corev1.Pod, fx *effects) {
 	}
 	if key, ok := c.podKey[p.UID]; ok {
 		if gr := c.groups[key]; gr != nil {
-			if _, s := gr.slotOf(p.UID); s != nil {
+			if _, s := gr.slotOf(p.UID); s != nil && s.node == p.Spec.NodeName {
 				s.bound, s.reserved = true, true
 				gr.members[p.UID] = p
 				return
 			}
-			// A member bound elsewhere (by hand, or by another
-			// scheduler): it leaves the group and counts as foreign.
+			// A member bound without this scheduler's say: by hand, by
+			// another scheduler, or by this scheduler's previous run (a
+			// binding sent just before a restart lands late). It leaves
+			// what it held here and counts where it is: adopted from its
+			// record, or foreign.
+			c.leaveAllocs(gr, p, fx)
 			delete(gr.members, p.UID)
 			delete(c.podKey, p.UID)
 		}
@@ -131,6 +135,40 @@ func (c *cluster) withdrawOverloaded(node string, fx *effects) {
 		}
 	}
 	c.placeForeign(node) // now that the node's own allocations are gone
+}
+
+// leaveAllocs takes a pod bound elsewhere out of its group's allocations.
+// A queued request counting it is dropped (the group asks again without
+// it). Its slot is withdrawn with the whole allocation while nothing of it
+// is bound; otherwise the slot stays held, marked done, until the
+// allocation ends, since its node's share was planned with it.
+func (c *cluster) leaveAllocs(gr *group, p *corev1.Pod, fx *effects) {
+	for _, a := range slices.Clone(gr.allocs) {
+		if !a.running {
+			if slices.Contains(a.pods, p.UID) {
+				_ = c.q.Remove(a.id)
+				c.dropAlloc(gr, a)
+			}
+			continue
+		}
+		for _, s := range a.slots {
+			if s.pod != p.UID {
+				continue
+			}
+			s.pod = ""
+			if a.anyBound() {
+				s.done = true
+				continue
+			}
+			c.withdraw(gr, a, fmt.Sprintf("pod %s was bound to %s, not to %s where the group was placed", describePod(p), p.Spec.NodeName, s.node), fx)
+		}
+		if c.byAlloc[a.id] != nil && a.finished() {
+			if c.q != nil {
+				_ = c.q.Remove(a.id)
+			}
+			c.dropAlloc(gr, a)
+		}
+	}
 }
 
 // adopt takes back a pod this scheduler bound before a restart: bound pods

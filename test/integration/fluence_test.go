@@ -83,6 +83,11 @@ func startFluence(t *testing.T, n int, cpu, memory string, args map[string]strin
 	inv := startInvariants(c)
 	sim := startNodeSim(c, simOptions{})
 	stop := c.startScheduler(fluenceConfig(t, args), fluenceRegistry)
+	t.Cleanup(func() {
+		if t.Failed() {
+			c.dumpWaiting(5)
+		}
+	})
 	return c, inv, sim, stop
 }
 
@@ -656,6 +661,19 @@ func TestSchedulerPluginsPodGroup(t *testing.T) {
 		t.Errorf("huge's condition does not say what is short: %s", cond)
 	}
 	c.waitForEvent(30*time.Second, "huge-0", "FluenceGroupRejected", "needs 50")
+
+	// Pods created before their PodGroup wait for it, and bind soon after
+	// it appears, on an otherwise idle cluster (no pod or node event
+	// wakes them: the plugin retries them itself).
+	var late []*corev1.Pod
+	for i := range 2 {
+		late = append(late, newTestPod(fmt.Sprintf("late-%d", i), "fluence", "1", "", time.Second,
+			map[string]string{"scheduling.x-k8s.io/pod-group": "late"}))
+	}
+	c.createPods(late...)
+	c.waitForEvent(30*time.Second, "late-1", "FailedScheduling", "PodGroup fluence-test/late not found")
+	c.createPodGroup("late", 2)
+	c.waitForPodPhase(30*time.Second, corev1.PodSucceeded, names(late)...)
 	c.checkInvariants(inv, 5*time.Second)
 }
 
