@@ -1,6 +1,10 @@
 # fluence: common tasks. `make test` is what CI runs (.ci/run).
 GO      ?= go
-FUZZTIME ?= 10s
+# Fuzz budgets are input counts, each about 5 s on a 2-core machine: a
+# duration (-fuzztime 10s) races Go 1.26's fuzz coordinator at its deadline
+# and fails with "context deadline exceeded" and no crasher (golang/go#75804,
+# fixed in Go 1.27). FUZZTIME=60s (or 1000000x) overrides every target.
+FUZZTIME ?=
 
 .PHONY: all build test unit fuzz vet bench bench-engine bench-scheduler demo sim clean
 
@@ -17,11 +21,11 @@ unit:
 
 # Each fuzz target runs briefly; the seed corpora also run in `unit`.
 fuzz:
-	$(GO) test ./pkg/jobspec -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./pkg/resource -run '^$$' -fuzz '^FuzzParseJGF$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./pkg/resource -run '^$$' -fuzz '^FuzzGenerate$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./pkg/planner -run '^$$' -fuzz '^FuzzPlannerOps$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/matchcli -run '^$$' -fuzz '^FuzzExec$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/jobspec -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(or $(FUZZTIME),50000x)
+	$(GO) test ./pkg/resource -run '^$$' -fuzz '^FuzzParseJGF$$' -fuzztime $(or $(FUZZTIME),60000x)
+	$(GO) test ./pkg/resource -run '^$$' -fuzz '^FuzzGenerate$$' -fuzztime $(or $(FUZZTIME),100000x)
+	$(GO) test ./pkg/planner -run '^$$' -fuzz '^FuzzPlannerOps$$' -fuzztime $(or $(FUZZTIME),15000x)
+	$(GO) test ./internal/matchcli -run '^$$' -fuzz '^FuzzExec$$' -fuzztime $(or $(FUZZTIME),20000x)
 
 test: vet unit fuzz
 
