@@ -38,6 +38,7 @@ type simFlags struct {
 	permitTimeout float64
 	quotaCPU      float64
 	quotaPods     int
+	attempt       float64
 }
 
 func simCmd() *cobra.Command {
@@ -75,6 +76,7 @@ simulated ones. Files (CSV and JSON per job and scheduler, plots) go to --out.`,
 	fl.Float64Var(&f.permitTimeout, "permit-timeout", 0, "coscheduling Permit wait in seconds (default: the workload's, else 60)")
 	fl.Float64Var(&f.quotaCPU, "quota-cpu", 0, "quota model CPU quota in cores (default: the workload's, else the cluster's)")
 	fl.IntVar(&f.quotaPods, "quota-pods", 0, "quota model pod quota (default: the workload's, else unlimited)")
+	fl.Float64Var(&f.attempt, "attempt-time", sim.DefaultAttemptSeconds, "seconds per scheduling attempt in the stock and quota models (0: instantaneous, every waiting pod tried at each event)")
 	return cmd
 }
 
@@ -183,7 +185,7 @@ func buildSchedulers(f simFlags, w *sim.Workload) ([]sim.Scheduler, error) {
 				out = append(out, s)
 			}
 		case "stock":
-			out = append(out, sim.NewStock())
+			out = append(out, sim.NewStockWith(sim.StockOptions{Backoff: sim.DefaultBackoff, AttemptSeconds: f.attempt}))
 		case "coscheduling":
 			t := f.permitTimeout
 			if t == 0 {
@@ -202,7 +204,7 @@ func buildSchedulers(f simFlags, w *sim.Workload) ([]sim.Scheduler, error) {
 			if pods == 0 {
 				pods = w.Params.QuotaPods
 			}
-			out = append(out, sim.NewQuota(cpu, pods))
+			out = append(out, sim.NewQuotaWith(cpu, pods, f.attempt))
 		default:
 			return nil, fmt.Errorf("unknown scheduler %q (known: fluence, stock, coscheduling, quota)", name)
 		}
@@ -211,6 +213,9 @@ func buildSchedulers(f simFlags, w *sim.Workload) ([]sim.Scheduler, error) {
 }
 
 func runSim(stdout, stderr io.Writer, f simFlags) error {
+	if !(f.attempt >= 0) || math.IsInf(f.attempt, 0) {
+		return fmt.Errorf("--attempt-time %v: give a finite number of seconds, 0 or more", f.attempt)
+	}
 	if len(f.seeds) == 0 {
 		return errors.New("--seeds: give at least one seed")
 	}

@@ -3,7 +3,6 @@ package sim
 import (
 	"container/heap"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 )
@@ -204,10 +203,7 @@ type kubeQueue struct {
 	// fifo keeps every pod's creation timestamp instead of refreshing it
 	// on failure (an option of the stock model, not upstream behaviour).
 	fifo bool
-	// shuffle, if set, retries the pods a cluster event moves in a random
-	// (seeded) order instead of queue order; see StockOptions.ShuffleRetries.
-	shuffle *rand.Rand
-	seq     uint64
+	seq  uint64
 
 	active   []*qPod // in QueueSort order
 	incoming []*qPod // becoming active; merged into active by merge
@@ -293,15 +289,6 @@ func (q *kubeQueue) event(now float64) {
 		if p.state == stPool {
 			p.state = stOut
 			moved = append(moved, p)
-		}
-	}
-	if q.shuffle != nil && len(moved) > 0 {
-		// The moved pods become one block queued at the event, in random
-		// order.
-		q.shuffle.Shuffle(len(moved), func(i, j int) { moved[i], moved[j] = moved[j], moved[i] })
-		for _, p := range moved {
-			q.seq++
-			p.ts, p.seq = now, q.seq
 		}
 	}
 	for _, p := range moved {

@@ -30,17 +30,24 @@ import (
 // never admitted and stays Pending, as Kueue leaves it inadmissible.
 
 // NewQuota returns the quota model. cpuQuota is in millicores, 0 meaning
-// the cluster's total; podQuota 0 means unlimited. Placement uses
-// kube-scheduler's default pod back-off.
+// the cluster's total; podQuota 0 means unlimited. Placement is the stock
+// model's: kube-scheduler's default pod back-off, DefaultAttemptSeconds.
 func NewQuota(cpuQuota int64, podQuota int) Scheduler {
-	return &quota{cpuQuota: cpuQuota, podQuota: podQuota}
+	return NewQuotaWith(cpuQuota, podQuota, DefaultAttemptSeconds)
+}
+
+// NewQuotaWith is NewQuota with the placement's time per attempt (0:
+// instantaneous, see StockOptions.AttemptSeconds).
+func NewQuotaWith(cpuQuota int64, podQuota int, attemptSeconds float64) Scheduler {
+	return &quota{cpuQuota: cpuQuota, podQuota: podQuota, attempt: attemptSeconds}
 }
 
 type quota struct {
 	placer
 	cpuQuota int64 // as configured; 0 = the cluster's total
 	podQuota int
-	cpu      int64 // in force for this run
+	attempt  float64 // placement time per attempt
+	cpu      int64   // in force for this run
 
 	usedCPU  int64
 	usedPods int
@@ -61,12 +68,12 @@ func (q *quota) Config() string {
 	if q.cpuQuota == 0 {
 		cpu = "cpu = cluster total"
 	}
-	return "model of Kueue-like quota admission: " + cpu + ", " + pods + ", then pod-by-pod placement"
+	return "model of Kueue-like quota admission: " + cpu + ", " + pods + ", then pod-by-pod placement" + attemptNote(q.attempt)
 }
 
 // Start resets all state, so a model can be run more than once.
 func (q *quota) Start(env *Env) error {
-	q.placer = newPlacer(StockOptions{Backoff: DefaultBackoff})
+	q.placer = newPlacer(StockOptions{Backoff: DefaultBackoff, AttemptSeconds: q.attempt})
 	q.start(env)
 	q.cpu = q.cpuQuota
 	if q.cpu == 0 {

@@ -63,7 +63,7 @@ func TestQuota(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &Workload{Name: tc.name, Cluster: tc.cluster, Groups: tc.groups}
-			s := NewQuota(tc.cpu, tc.pods)
+			s := NewQuotaWith(tc.cpu, tc.pods, 0) // instantaneous attempts keep the worked times round
 			r := mRun(t, w, s, Options{})
 			mCheckStarts(t, r, tc.wantStarts)
 			if r.Stalled || r.JobsCompleted != len(tc.groups) {
@@ -84,7 +84,7 @@ func TestQuotaGroupAboveQuota(t *testing.T) {
 		mGroup("big", 0, 3, 2, 10),
 		mGroup("small", 1, 1, 2, 10),
 	}}
-	r := mRun(t, w, NewQuota(4000, 0), Options{})
+	r := mRun(t, w, NewQuotaWith(4000, 0, 0), Options{})
 	mCheckStarts(t, r, map[string]float64{"big": -1, "small": 1})
 	if !r.Stalled || r.PendingAtStall != 3 || r.JobsCompleted != 1 {
 		t.Errorf("%s", mSummary(r))

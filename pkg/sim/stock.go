@@ -1,14 +1,9 @@
 package sim
 
 import (
+	"container/heap"
 	"errors"
-	"math/rand/v2"
-	"strconv"
 )
-
-// shuffleStream is the PCG stream of StockOptions.ShuffleRetries; the seed
-// picks the sequence.
-const shuffleStream = 0x73687566666c65 // "shuffle"
 
 // The stock model: kube-scheduler with its default profile and no gang
 // support (experiments.md 5.3 "default", peers.md 2.5).
@@ -27,11 +22,18 @@ const shuffleStream = 0x73687566666c65 // "shuffle"
 //     in queue order, at the first Schedule call after a cluster event (a
 //     group's release frees resources) once its back-off is over.
 //
-// Scheduling is instantaneous at event times: the scheduler places
-// hundreds of pods per second, far faster than the experiments' 0.2-0.3 s
-// between submissions, so each Schedule call tries every eligible pod once,
-// in queue order. Bound pods hold their resources until the whole group is
-// released; the env starts a group when its last pod binds.
+// Each attempt takes StockOptions.AttemptSeconds (DefaultAttemptSeconds),
+// one pod after another, in queue order. This is what clogs the measured
+// runs: when a finished job's pods free their nodes one by one, each freed
+// node goes to whichever pod the scheduler happens to try next, wherever
+// its pass through hundreds of waiting pods has got to, not to the oldest
+// waiting gang; so the nodes end up spread over gangs none of which can
+// complete. With instantaneous attempts (AttemptSeconds 0, each Schedule
+// call trying every eligible pod once at the event's instant) the oldest
+// gang always wins and the model never clogs those runs.
+// docs/design/002-simulator.md has the sweep. Bound pods hold their
+// resources until the whole group is released; the env starts a group
+// when its last pod binds.
 
 // StockOptions tune the stock model.
 type StockOptions struct {
@@ -43,21 +45,22 @@ type StockOptions struct {
 	// its place instead of having its queue timestamp refreshed as
 	// upstream does. For comparison only.
 	FIFO bool
-	// ShuffleRetries retries the pods a release makes eligible in a random
-	// order drawn from ShuffleSeed, instead of queue order. It is a
-	// sensitivity option, off by default: the env releases a group's pods
-	// all at once and the model schedules instantaneously, so without it the
-	// oldest waiting gang takes all freed capacity; on a real cluster the
-	// pods of a deleted job disappear one by one over their termination
-	// and per-pod back-off timers interleave, so freed capacity is spread
-	// over several gangs (experiments.md 3.7 and 4.4 list the partial gangs).
-	ShuffleRetries bool
-	ShuffleSeed    uint64
+	// AttemptSeconds is how long one scheduling attempt takes; attempts
+	// run one at a time. 0 makes scheduling instantaneous: every eligible
+	// pod is tried at the instant of each event.
+	AttemptSeconds float64
 }
 
+// DefaultAttemptSeconds is the stock model's time per scheduling attempt:
+// a few milliseconds, as kube-scheduler takes for a pod on a small
+// cluster. The run8 and run10 outcomes are the same from 3 to 30 ms.
+const DefaultAttemptSeconds = 0.005
+
 // NewStock returns the model of kube-scheduler without gangs, with
-// kube-scheduler's default pod back-off.
-func NewStock() Scheduler { return NewStockWith(StockOptions{Backoff: DefaultBackoff}) }
+// kube-scheduler's default pod back-off and DefaultAttemptSeconds.
+func NewStock() Scheduler {
+	return NewStockWith(StockOptions{Backoff: DefaultBackoff, AttemptSeconds: DefaultAttemptSeconds})
+}
 
 // NewStockWith returns the stock model with the given options.
 func NewStockWith(opts StockOptions) Scheduler {
@@ -74,12 +77,9 @@ type stock struct {
 func (s *stock) Name() string { return "stock" }
 func (s *stock) Model() bool  { return true }
 func (s *stock) Config() string {
-	c := "model of kube-scheduler: pod by pod, LeastAllocated, no gangs" + backoffNote(s.opts.Backoff)
+	c := "model of kube-scheduler: pod by pod, LeastAllocated, no gangs" + backoffNote(s.opts.Backoff) + attemptNote(s.opts.AttemptSeconds)
 	if s.opts.FIFO {
 		c += ", FIFO retries"
-	}
-	if s.opts.ShuffleRetries {
-		c += ", shuffled retries (seed " + strconv.FormatUint(s.opts.ShuffleSeed, 10) + ")"
 	}
 	return c
 }
@@ -110,6 +110,13 @@ func (s *stock) Schedule() error { return s.schedule() }
 
 func (s *stock) Wakeup() (float64, bool) { return s.wakeup() }
 
+func attemptNote(a float64) string {
+	if a <= 0 {
+		return ", instantaneous attempts"
+	}
+	return ", " + trimFloat(a*1000) + " ms per attempt"
+}
+
 func backoffNote(b Backoff) string {
 	if b.Initial <= 0 {
 		return ", no pod back-off"
@@ -124,15 +131,22 @@ type placer struct {
 	view  *nodeView
 	q     kubeQueue
 	cache shapeCache
+	// attempt > 0: one attempt takes that long; next is when the
+	// scheduler can start the next one. idle: the last Schedule call left
+	// nothing to try (the env calls again at the next event or back-off
+	// end, so the scheduler idled until then).
+	attempt float64
+	next    float64
+	idle    bool
+	// ready holds the active pods in timed mode: a heap in queue order,
+	// since attempts take pods one at a time while others keep arriving.
+	ready readyHeap
 }
 
 // newPlacer builds an empty placer; only the queue options of opts count.
 func newPlacer(opts StockOptions) placer {
 	q := kubeQueue{less: podLessStock, backoff: opts.Backoff, fifo: opts.FIFO}
-	if opts.ShuffleRetries {
-		q.shuffle = rand.New(rand.NewPCG(opts.ShuffleSeed, shuffleStream))
-	}
-	return placer{q: q}
+	return placer{q: q, attempt: opts.AttemptSeconds, idle: true}
 }
 
 func (p *placer) start(env *Env) {
@@ -166,6 +180,9 @@ func (p *placer) schedule() error {
 		return errors.New("not started")
 	}
 	now := p.env.Now()
+	if p.attempt > 0 {
+		return p.scheduleTimed(now)
+	}
 	p.q.promote(now)
 	p.q.merge()
 	act := p.q.active
@@ -198,4 +215,67 @@ func (p *placer) schedule() error {
 	return nil
 }
 
-func (p *placer) wakeup() (float64, bool) { return p.q.wakeup() }
+func (p *placer) wakeup() (float64, bool) {
+	w, ok := p.q.wakeup()
+	if p.attempt > 0 && (len(p.ready) > 0 || len(p.q.incoming) > 0) {
+		return min(w, p.next), true
+	}
+	return w, ok
+}
+
+// scheduleTimed runs the attempts due by now, one pod every p.attempt
+// seconds, each at its own time: a pod freed capacity goes to whichever pod
+// the scheduler tries next, wherever the pass through the queue has got
+// to, not to the oldest waiting pod.
+func (p *placer) scheduleTimed(now float64) error {
+	if p.idle {
+		p.next = max(p.next, now)
+	}
+	for {
+		p.q.promote(p.next)
+		for _, e := range p.q.incoming {
+			heap.Push(&p.ready, e)
+		}
+		clear(p.q.incoming)
+		p.q.incoming = p.q.incoming[:0]
+		p.idle = len(p.ready) == 0
+		if p.idle || p.next > now {
+			return nil
+		}
+		t := p.next
+		p.next = t + p.attempt
+		e := heap.Pop(&p.ready).(*qPod)
+		e.state = stOut
+		e.lastTried = t
+		e.attempts++
+		node := -1
+		if !p.cache.failsKnown(e.spec) {
+			node = p.view.best(e.spec)
+		}
+		if node < 0 {
+			p.cache.add(e.spec)
+			p.q.fail(e, t, true)
+			continue
+		}
+		if err := p.env.Bind(e.g, e.pod, node); err != nil {
+			return err
+		}
+		p.view.take(node, e.spec)
+		e.bound = true
+	}
+}
+
+// readyHeap orders active pods by podLessStock.
+type readyHeap []*qPod
+
+func (h readyHeap) Len() int           { return len(h) }
+func (h readyHeap) Less(i, j int) bool { return podLessStock(h[i], h[j]) }
+func (h readyHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *readyHeap) Push(x any)        { *h = append(*h, x.(*qPod)) }
+func (h *readyHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return e
+}

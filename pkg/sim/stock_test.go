@@ -36,15 +36,18 @@ func TestStock(t *testing.T) {
 		cluster Cluster
 		groups  []GroupSpec
 		// prio sets group priorities by name.
-		prio       map[string]int64
-		wantNodes  pods
-		wantStarts map[string]float64
-		completed  int
-		stalled    bool
-		stalledAt  float64
-		pending    int
-		running    int
-		holding    int
+		prio map[string]int64
+		// attempt is the time per attempt (0: instantaneous); gap the
+		// time between a group's pod releases (0: all at once).
+		attempt, gap float64
+		wantNodes    pods
+		wantStarts   map[string]float64
+		completed    int
+		stalled      bool
+		stalledAt    float64
+		pending      int
+		running      int
+		holding      int
 	}{
 		{
 			// a0: both nodes score 33, tie -> n0; a1 fits only n1. B's pods
@@ -91,6 +94,38 @@ func TestStock(t *testing.T) {
 			stalled:    true, stalledAt: 10, pending: 3, running: 3, holding: 2,
 		},
 		{
+			// One attempt a second. a0 at 0 -> n0, a1 at 1 -> n1 (A runs
+			// 1-11); b0, b1, c0, c1 fail at 2-5 and wait. A's pods free
+			// n0 at 11 and n1 at 13. At 11 the waiting pods come back in
+			// queue order: b0 takes n0, b1 fails at 12 (back-off to 14).
+			// At 13 the pass has reached c0, which takes n1: B and C hold
+			// one node each, and neither can complete (the last progress was
+			// A's completion at 11).
+			name:       "a freed node goes to the pod tried next",
+			cluster:    mNodes(2, 3),
+			attempt:    1,
+			gap:        2,
+			groups:     []GroupSpec{mGroup("A", 0, 2, 2, 10), mGroup("B", 0, 2, 2, 10), mGroup("C", 0, 2, 2, 10)},
+			wantNodes:  pods{"A": {0, 1}, "B": {0, -1}, "C": {1, -1}},
+			wantStarts: map[string]float64{"A": 1, "B": -1, "C": -1},
+			completed:  1,
+			stalled:    true, stalledAt: 11, pending: 2, running: 2, holding: 2,
+		},
+		{
+			// The same with instantaneous attempts (A runs 0-10, frees
+			// n0 at 10 and n1 at 12): b1 is first in the queue at 12 and
+			// takes n1. C's pods failed at 0, 10 and 12 (back-off 4 s);
+			// at 22 c0 takes n0 and c1 fails again (back-off 8 s), so c1
+			// binds only at 30, though n1 is free from 24.
+			name:       "instantaneous attempts: the oldest gang wins",
+			cluster:    mNodes(2, 3),
+			gap:        2,
+			groups:     []GroupSpec{mGroup("A", 0, 2, 2, 10), mGroup("B", 0, 2, 2, 10), mGroup("C", 0, 2, 2, 10)},
+			wantNodes:  pods{"A": {0, 1}, "B": {0, 1}, "C": {0, 1}},
+			wantStarts: map[string]float64{"A": 0, "B": 12, "C": 30},
+			completed:  3,
+		},
+		{
 			// A pod larger than any node never binds: Pending for good.
 			name:       "never fits",
 			cluster:    mNodes(1, 2),
@@ -105,8 +140,12 @@ func TestStock(t *testing.T) {
 				tc.groups[i].Priority = tc.prio[tc.groups[i].Name]
 			}
 			w := &Workload{Name: tc.name, Cluster: tc.cluster, Groups: tc.groups}
-			rec := &recorder{Scheduler: NewStock()}
-			r := mRun(t, w, rec, Options{})
+			rec := &recorder{Scheduler: NewStockWith(StockOptions{Backoff: DefaultBackoff, AttemptSeconds: tc.attempt})}
+			gap := tc.gap
+			if gap == 0 {
+				gap = -1 // Options reads 0 as the default gap
+			}
+			r := mRun(t, w, rec, Options{PodReleaseGap: gap})
 			for name, want := range tc.wantNodes {
 				if got := rec.nodes[name]; !slices.Equal(got, want) {
 					t.Errorf("%s on nodes %v, want %v", name, got, want)
