@@ -148,12 +148,25 @@ func describe(obj metav1.Object) string {
 }
 
 // JobGroupSize is the group size a Job implies: its parallelism (default 1;
-// a parallelism of 0, a suspended-like job, also counts as 1).
+// a parallelism of 0, a suspended-like job, also counts as 1), capped at
+// its completions. A Job with more completions than parallelism runs its
+// pods as independent tasks in waves, the last of which may be smaller than
+// the parallelism: as a gang its last wave would wait forever, so each of
+// its pods is a group of one (label the pods to gang them anyway).
 func JobGroupSize(j *batchv1.Job) int32 {
 	if j == nil || j.Spec.Parallelism == nil || *j.Spec.Parallelism < 1 {
 		return 1
 	}
-	return *j.Spec.Parallelism
+	p := *j.Spec.Parallelism
+	if c := j.Spec.Completions; c != nil {
+		switch {
+		case *c > p:
+			return 1
+		case *c >= 1:
+			return *c
+		}
+	}
+	return p
 }
 
 // StatefulSetGroupSize is the group size a StatefulSet implies: its replicas

@@ -1,6 +1,7 @@
 package k8sadapter
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -114,6 +115,25 @@ func TestOwnerGroupSize(t *testing.T) {
 			t.Errorf("StatefulSetGroupSize(replicas %v) = %d, want %d", tt.p, got, tt.want)
 		}
 	}
+	// Completions: equal to parallelism (an Indexed Job, a MiniCluster) is
+	// a gang of that size; fewer caps it (the controller never runs more);
+	// more means independent tasks in waves, each pod alone.
+	for _, tt := range []struct {
+		p, c *int32
+		want int32
+	}{
+		{i32(4), i32(4), 4},
+		{i32(4), nil, 4},
+		{i32(4), i32(2), 2},
+		{i32(4), i32(10), 1},
+		{i32(4), i32(0), 4},
+		{nil, i32(3), 1},
+	} {
+		j := &batchv1.Job{Spec: batchv1.JobSpec{Parallelism: tt.p, Completions: tt.c}}
+		if got := JobGroupSize(j); got != tt.want {
+			t.Errorf("JobGroupSize(parallelism %v, completions %v) = %d, want %d", ptrStr(tt.p), ptrStr(tt.c), got, tt.want)
+		}
+	}
 }
 
 func TestDurationOf(t *testing.T) {
@@ -149,4 +169,11 @@ func TestDurationOf(t *testing.T) {
 			}
 		})
 	}
+}
+
+func ptrStr(p *int32) string {
+	if p == nil {
+		return "unset"
+	}
+	return fmt.Sprint(*p)
 }
