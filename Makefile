@@ -24,7 +24,7 @@ unit:
 	$(GO) test $$($(GO) list ./... | grep -v /test/integration)
 
 integration:
-	$(GO) test ./test/integration
+	$(GO) test -timeout 30m ./test/integration
 
 # Each fuzz target runs briefly; the seed corpora also run in `unit`.
 fuzz:

@@ -332,34 +332,37 @@ func (c *cluster) startScheduler(configYAML string, registry frameworkruntime.Re
 func (c *cluster) kubeconfigFile() string {
 	c.t.Helper()
 	cfg := c.Config
-	readOr := func(data []byte, file string) []byte {
-		if len(data) > 0 || file == "" {
-			return data
-		}
-		b, err := os.ReadFile(file)
-		if err != nil {
-			c.t.Fatalf("kubeconfig: reading %s: %v", file, err)
-		}
-		return b
-	}
 	token := cfg.BearerToken
 	if token == "" && cfg.BearerTokenFile != "" {
-		token = string(readOr(nil, cfg.BearerTokenFile))
+		token = string(c.readOr(nil, cfg.BearerTokenFile))
 	}
+	return c.writeKubeconfig(&clientcmdapi.AuthInfo{
+		Token:                 token,
+		ClientCertificateData: c.readOr(cfg.CertData, cfg.CertFile),
+		ClientKeyData:         c.readOr(cfg.KeyData, cfg.KeyFile),
+		Username:              cfg.Username,
+		Password:              cfg.Password,
+	})
+}
+
+// kubeconfigWithToken writes a kubeconfig for the cluster that presents
+// only the bearer token (a service account's, say).
+func (c *cluster) kubeconfigWithToken(token string) string {
+	c.t.Helper()
+	return c.writeKubeconfig(&clientcmdapi.AuthInfo{Token: token})
+}
+
+func (c *cluster) writeKubeconfig(auth *clientcmdapi.AuthInfo) string {
+	c.t.Helper()
+	cfg := c.Config
 	kc := clientcmdapi.Config{
 		Clusters: map[string]*clientcmdapi.Cluster{"fluence-it": {
 			Server:                   cfg.Host,
-			CertificateAuthorityData: readOr(cfg.CAData, cfg.CAFile),
+			CertificateAuthorityData: c.readOr(cfg.CAData, cfg.CAFile),
 			InsecureSkipTLSVerify:    cfg.Insecure,
 			TLSServerName:            cfg.ServerName,
 		}},
-		AuthInfos: map[string]*clientcmdapi.AuthInfo{"fluence-it": {
-			Token:                 token,
-			ClientCertificateData: readOr(cfg.CertData, cfg.CertFile),
-			ClientKeyData:         readOr(cfg.KeyData, cfg.KeyFile),
-			Username:              cfg.Username,
-			Password:              cfg.Password,
-		}},
+		AuthInfos: map[string]*clientcmdapi.AuthInfo{"fluence-it": auth},
 		Contexts: map[string]*clientcmdapi.Context{"fluence-it": {
 			Cluster:   "fluence-it",
 			AuthInfo:  "fluence-it",
@@ -372,6 +375,19 @@ func (c *cluster) kubeconfigFile() string {
 		c.t.Fatalf("writing kubeconfig: %v", err)
 	}
 	return path
+}
+
+// readOr returns data, or the file's content when data is empty.
+func (c *cluster) readOr(data []byte, file string) []byte {
+	c.t.Helper()
+	if len(data) > 0 || file == "" {
+		return data
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		c.t.Fatalf("kubeconfig: reading %s: %v", file, err)
+	}
+	return b
 }
 
 // newTestPod returns a pod in testNamespace with one pause container

@@ -19,11 +19,7 @@ import (
 // against the test API server, placing a group and stopping on SIGTERM.
 func TestSchedulerCommand(t *testing.T) {
 	c := newCluster(t)
-	bin := filepath.Join(t.TempDir(), "fluence")
-	build := exec.Command("go", "build", "-o", bin, "../../cmd/fluence")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildFluence(t)
 	c.addNodes("node", 3, "2", "4Gi")
 	startNodeSim(c, simOptions{})
 
@@ -34,37 +30,60 @@ func TestSchedulerCommand(t *testing.T) {
 	if err := os.WriteFile(config, []byte(shipped+"clientConnection:\n  kubeconfig: "+c.kubeconfigFile()+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
-	cmd := exec.Command(bin, "scheduler", "--config", config, "--secure-port", "0", "-v", "2")
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-		if t.Failed() {
-			t.Logf("scheduler output:\n%s", tail(logs.String(), 40))
-		}
-	})
+	proc := startProcess(t, bin, "scheduler", "--config", config, "--secure-port", "0", "-v", "2")
 
 	g := groupPods("cmd", 3, "2", time.Second, 2*time.Second)
 	c.createPods(g...)
 	c.waitForPodPhase(time.Minute, corev1.PodSucceeded, names(g)...)
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := proc.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-exited:
+	case <-proc.exited:
 	case <-time.After(30 * time.Second):
 		t.Fatal("the scheduler did not stop within 30 s of SIGTERM")
 	}
-	if !strings.Contains(logs.String(), "fluence") {
+	if !strings.Contains(proc.logs.String(), "fluence") {
 		t.Errorf("no sign of the fluence plugin in the scheduler's log")
 	}
+}
+
+// buildFluence builds cmd/fluence into a temporary directory.
+func buildFluence(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "fluence")
+	build := exec.Command("go", "build", "-o", bin, "../../cmd/fluence")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// process is a program the test started; it is killed at cleanup, and its
+// output's tail is logged if the test failed.
+type process struct {
+	cmd    *exec.Cmd
+	logs   *syncBuffer
+	exited chan struct{}
+}
+
+func startProcess(t *testing.T, bin string, args ...string) *process {
+	t.Helper()
+	p := &process{cmd: exec.Command(bin, args...), logs: &syncBuffer{}, exited: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = p.cmd.Wait(); close(p.exited) }()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+		if t.Failed() {
+			t.Logf("%s output:\n%s", filepath.Base(bin), tail(p.logs.String(), 40))
+		}
+	})
+	return p
 }
 
 func tail(s string, n int) string {

@@ -679,15 +679,15 @@ func TestSchedulerPluginsPodGroup(t *testing.T) {
 
 // newFullCluster starts the complete kube-apiserver (with the
 // apiextensions server, so CRDs work), as kube-apiserver's own test server
-// builds it, on the shared etcd.
-func newFullCluster(t *testing.T) *cluster {
+// builds it, on the shared etcd, with any extra kube-apiserver flags.
+func newFullCluster(t *testing.T, flags ...string) *cluster {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("integration test: skipped with -short")
 	}
-	server := kubeapiservertesting.StartTestServerOrDie(t, nil, []string{
+	server := kubeapiservertesting.StartTestServerOrDie(t, nil, append([]string{
 		"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition,Priority,StorageObjectInUseProtection",
-	}, framework.SharedEtcd())
+	}, flags...), framework.SharedEtcd())
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() {
 		cancel()

@@ -1,0 +1,429 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+)
+
+// Helm itself, built from its Go module the first time (about two minutes on
+// two cores) and kept in the user's cache directory; $HELM names another.
+const (
+	helmPackage = "helm.sh/helm/v3/cmd/helm"
+	helmVersion = "v3.22.0"
+)
+
+const (
+	chartDir         = "../../deploy/helm/fluence"
+	releaseName      = "fluence"
+	releaseNamespace = "fluence-system"
+)
+
+// The Helm chart as a user installs it: rendered by real helm, applied to an
+// API server that enforces RBAC, and run under the chart's own service
+// account with the chart's own arguments and configuration. Groups of every
+// kind the plugin reads (labels, a PodGroup, a Job) must bind, a PodGroup
+// that can never fit must get its condition, and the scheduler must never be
+// refused by the API server: the chart's RBAC is then what it needs.
+func TestHelmChart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped with -short")
+	}
+	helm := helmBinary(t)
+	if out, err := runHelm(helm, "lint", "--strict", chartDir); err != nil {
+		t.Fatalf("helm lint: %v\n%s", err, out)
+	}
+	t.Run("bad values are refused", func(t *testing.T) {
+		for _, tc := range []struct {
+			set  []string
+			want string
+		}{
+			{[]string{"plugin.queuePolicy=fifo"}, "/plugin/queuePolicy"},
+			{[]string{"plugin.matchPolicy=best"}, "/plugin/matchPolicy"},
+			{[]string{"plugin.queueDeth=3"}, "queueDeth"},
+			{[]string{"plugin.permitTimeout=soon"}, "/plugin/permitTimeout"},
+			{[]string{"replicas=0"}, "/replicas"},
+			{[]string{"replicas=2", "leaderElection.enabled=false"}, "without leader election"},
+			{[]string{"schedulerName=default-scheduler"}, "must not be default-scheduler"},
+		} {
+			args := []string{"template", releaseName, chartDir}
+			for _, s := range tc.set {
+				args = append(args, "--set", s)
+			}
+			out, err := runHelm(helm, args...)
+			if err == nil || !strings.Contains(out, tc.want) {
+				t.Errorf("helm template --set %v: err %v, want an error naming %q; output:\n%s", tc.set, err, tc.want, tail(out, 5))
+			}
+		}
+	})
+
+	manifest, err := runHelm(helm, "template", releaseName, chartDir, "--namespace", releaseNamespace)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, manifest)
+	}
+	objs := decodeManifest(t, manifest)
+	deployment := findObject(t, objs, "Deployment", releaseName)
+	configMap := findObject(t, objs, "ConfigMap", releaseName+"-config")
+	config, _, _ := unstructured.NestedString(configMap.Object, "data", "config.yaml")
+
+	// The chart's profile is the shipped one, and kube-scheduler accepts it.
+	if _, err := decodeSchedulerConfig(config); err != nil {
+		t.Fatalf("the chart's scheduler configuration: %v", err)
+	}
+	if diff := cmp.Diff(yamlField(t, fluenceConfig(t, nil), "profiles"), yamlField(t, config, "profiles")); diff != "" {
+		t.Errorf("the chart's profile differs from deploy/scheduler-config.yaml (-file +chart):\n%s", diff)
+	}
+	args := containerArgs(t, deployment, configMap)
+
+	c := newFullCluster(t, "--authorization-mode=Node,RBAC")
+	c.installPodGroupCRD()
+	if _, err := c.Client.CoreV1().Namespaces().Create(c.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: releaseNamespace}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.apply(objs)
+
+	// Run the binary as the pod would: the service account's token, the
+	// ConfigMap's configuration, the container's arguments (only the config
+	// path and the port differ; outside a pod the secure port's delegated
+	// authentication and authorization need the kubeconfig named, as in a
+	// pod they use the in-cluster credentials).
+	sa, _, _ := unstructured.NestedString(deployment.Object, "spec", "template", "spec", "serviceAccountName")
+	kubeconfig := c.kubeconfigWithToken(c.serviceAccountToken(releaseNamespace, sa))
+	configFile := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(configFile, []byte(config+"clientConnection:\n  kubeconfig: "+kubeconfig+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ports, err := freePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range args {
+		switch {
+		case strings.HasPrefix(a, "--config="):
+			args[i] = "--config=" + configFile
+		case strings.HasPrefix(a, "--secure-port="):
+			args[i] = fmt.Sprintf("--secure-port=%d", ports[0])
+		}
+	}
+	args = append(args, "--authentication-kubeconfig="+kubeconfig, "--authorization-kubeconfig="+kubeconfig)
+	proc := startProcess(t, buildFluence(t), args...)
+
+	c.addNodes("node", 4, "2", "8Gi")
+	startNodeSim(c, simOptions{})
+
+	labelled := groupPods("labelled", 3, "1", time.Second, 0)
+	c.createPodGroup("pg", 2)
+	c.createPodGroup("huge", 50)
+	var pg []*corev1.Pod
+	for i := range 2 {
+		pg = append(pg, newTestPod(fmt.Sprintf("pg-%d", i), "fluence", "1", "", time.Second,
+			map[string]string{"scheduling.x-k8s.io/pod-group": "pg"}))
+	}
+	huge := newTestPod("huge-0", "fluence", "1", "", time.Second, map[string]string{"scheduling.x-k8s.io/pod-group": "huge"})
+	jobPods := c.jobPods("job", 2)
+	c.createPods(slices.Concat(labelled, pg, jobPods, []*corev1.Pod{huge})...)
+
+	c.waitForPodPhase(time.Minute, corev1.PodSucceeded, names(slices.Concat(labelled, pg, jobPods))...)
+	if cond := c.podGroupCondition("huge", "False"); !strings.Contains(cond, "needs 50") {
+		t.Errorf("huge's condition does not say what is short: %s", cond)
+	}
+
+	lease, err := c.Client.CoordinationV1().Leases(releaseNamespace).Get(c.Ctx, "fluence-scheduler", metav1.GetOptions{})
+	if err != nil {
+		t.Errorf("leader election Lease: %v", err)
+	} else if ptr.Deref(lease.Spec.HolderIdentity, "") == "" {
+		t.Errorf("Lease %s/%s has no holder", releaseNamespace, lease.Name)
+	}
+
+	// The probes' paths answer without credentials; /metrics answers a
+	// scraper allowed to get it, and no one else.
+	base := fmt.Sprintf("https://127.0.0.1:%d", ports[0])
+	for _, path := range []string{"/livez", "/readyz"} {
+		if code, body := httpsGet(t, base+path, ""); code != http.StatusOK {
+			t.Errorf("GET %s: %d %s", path, code, body)
+		}
+	}
+	scraper := c.metricsScraperToken()
+	if code, body := httpsGet(t, base+"/metrics", scraper); code != http.StatusOK || !strings.Contains(body, "fluence_groups") {
+		t.Errorf("GET /metrics as a scraper: %d, fluence_groups present: %v", code, strings.Contains(body, "fluence_groups"))
+	}
+	if code, _ := httpsGet(t, base+"/metrics", ""); code == http.StatusOK {
+		t.Errorf("GET /metrics without credentials: %d, want it refused", code)
+	}
+
+	var refused []string
+	for _, l := range strings.Split(proc.logs.String(), "\n") {
+		if strings.Contains(l, "forbidden") {
+			refused = append(refused, l)
+		}
+	}
+	if len(refused) > 0 {
+		t.Errorf("the API server refused the chart's service account %d times, first:\n%s", len(refused), strings.Join(refused[:min(3, len(refused))], "\n"))
+	}
+}
+
+// helmBinary returns $HELM, or helm built from its module into the user's
+// cache directory.
+func helmBinary(t *testing.T) string {
+	t.Helper()
+	if h := os.Getenv("HELM"); h != "" {
+		return h
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "fluence-test", "helm-"+helmVersion)
+	bin := filepath.Join(dir, "helm")
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	install := exec.Command("go", "install", helmPackage+"@"+helmVersion)
+	install.Dir = t.TempDir() // outside this module: helm has its own dependencies
+	install.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=", "GOWORK=off")
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("go install %s@%s: %v\n%s", helmPackage, helmVersion, err, out)
+	}
+	return bin
+}
+
+// runHelm runs helm and returns its combined output.
+func runHelm(helm string, args ...string) (string, error) {
+	cmd := exec.Command(helm, args...)
+	// Keep helm away from the user's repositories, plugins and caches.
+	home, err := os.MkdirTemp("", "helm-home")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(home)
+	cmd.Env = append(os.Environ(), "HELM_CONFIG_HOME="+home, "HELM_CACHE_HOME="+home, "HELM_DATA_HOME="+home)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	return out.String(), err
+}
+
+// decodeManifest splits a multi-document manifest into objects.
+func decodeManifest(t *testing.T, manifest string) []*unstructured.Unstructured {
+	t.Helper()
+	var objs []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(manifest), 4096)
+	for {
+		var m map[string]any
+		err := dec.Decode(&m)
+		if errors.Is(err, io.EOF) {
+			return objs
+		}
+		if err != nil {
+			t.Fatalf("decoding the rendered chart: %v", err)
+		}
+		if m != nil {
+			objs = append(objs, &unstructured.Unstructured{Object: m})
+		}
+	}
+}
+
+func findObject(t *testing.T, objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetName() == name {
+			return o
+		}
+	}
+	t.Fatalf("the rendered chart has no %s %s", kind, name)
+	return nil
+}
+
+// yamlField returns one top-level field of a YAML document.
+func yamlField(t *testing.T, doc, field string) any {
+	t.Helper()
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m[field]
+}
+
+// containerArgs returns the scheduler container's arguments after checking
+// that its --config names the key of the ConfigMap the pod mounts.
+func containerArgs(t *testing.T, deployment, configMap *unstructured.Unstructured) []string {
+	t.Helper()
+	containers, _, _ := unstructured.NestedSlice(deployment.Object, "spec", "template", "spec", "containers")
+	volumes, _, _ := unstructured.NestedSlice(deployment.Object, "spec", "template", "spec", "volumes")
+	if len(containers) != 1 {
+		t.Fatalf("the Deployment has %d containers, want 1", len(containers))
+	}
+	container := containers[0].(map[string]any)
+	args, _, _ := unstructured.NestedStringSlice(container, "args")
+	mounts, _, _ := unstructured.NestedSlice(container, "volumeMounts")
+	var configPath string
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--config="); ok {
+			configPath = v
+		}
+	}
+	var mounted string
+	for _, m := range mounts {
+		m := m.(map[string]any)
+		for _, v := range volumes {
+			v := v.(map[string]any)
+			cmName, _, _ := unstructured.NestedString(v, "configMap", "name")
+			if v["name"] == m["name"] && cmName == configMap.GetName() {
+				mounted = fmt.Sprint(m["mountPath"]) + "/config.yaml"
+			}
+		}
+	}
+	if configPath == "" || configPath != mounted {
+		t.Fatalf("the scheduler reads --config=%q, but the ConfigMap's config.yaml is mounted at %q", configPath, mounted)
+	}
+	return args
+}
+
+// apply creates the objects, as `helm install` would.
+func (c *cluster) apply(objs []*unstructured.Unstructured) {
+	c.t.Helper()
+	groups, err := restmapper.GetAPIGroupResources(discovery.NewDiscoveryClientForConfigOrDie(c.Config))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	mapper := restmapper.NewDiscoveryRESTMapper(groups)
+	dyn := dynamic.NewForConfigOrDie(c.Config)
+	for _, o := range objs {
+		gvk := o.GroupVersionKind()
+		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			c.t.Fatalf("%s %s: %v", gvk.Kind, o.GetName(), err)
+		}
+		var ri dynamic.ResourceInterface = dyn.Resource(m.Resource)
+		if m.Scope.Name() == meta.RESTScopeNameNamespace {
+			ri = dyn.Resource(m.Resource).Namespace(o.GetNamespace())
+		}
+		if _, err := ri.Create(c.Ctx, o, metav1.CreateOptions{}); err != nil {
+			c.t.Fatalf("creating %s %s/%s: %v", gvk.Kind, o.GetNamespace(), o.GetName(), err)
+		}
+	}
+}
+
+// serviceAccountToken returns a bound token for the service account.
+func (c *cluster) serviceAccountToken(ns, name string) string {
+	c.t.Helper()
+	tr, err := c.Client.CoreV1().ServiceAccounts(ns).CreateToken(c.Ctx, name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		c.t.Fatalf("token for service account %s/%s: %v", ns, name, err)
+	}
+	return tr.Status.Token
+}
+
+// metricsScraperToken makes a service account allowed to get /metrics, as
+// a Prometheus installation has, and returns its token.
+func (c *cluster) metricsScraperToken() string {
+	c.t.Helper()
+	const name = "metrics-scraper"
+	rbac := c.Client.RbacV1()
+	if _, err := c.Client.CoreV1().ServiceAccounts(releaseNamespace).Create(c.Ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		c.t.Fatal(err)
+	}
+	if _, err := rbac.ClusterRoles().Create(c.Ctx, &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}},
+	}, metav1.CreateOptions{}); err != nil {
+		c.t.Fatal(err)
+	}
+	if _, err := rbac.ClusterRoleBindings().Create(c.Ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: releaseNamespace}},
+	}, metav1.CreateOptions{}); err != nil {
+		c.t.Fatal(err)
+	}
+	return c.serviceAccountToken(releaseNamespace, name)
+}
+
+// jobPods creates a suspended Job of the given parallelism and returns (not
+// created) its pods, as the Job controller would make them.
+func (c *cluster) jobPods(name string, parallelism int32) []*corev1.Pod {
+	c.t.Helper()
+	job, err := c.Client.BatchV1().Jobs(c.NS).Create(c.Ctx, &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.NS},
+		Spec: batchv1.JobSpec{
+			Parallelism: &parallelism,
+			Suspend:     ptr.To(true), // no controller runs here
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10"}},
+			}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var pods []*corev1.Pod
+	for i := range parallelism {
+		p := newTestPod(fmt.Sprintf("%s-%d", name, i), "fluence", "1", "", time.Second, nil)
+		p.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))}
+		pods = append(pods, p)
+	}
+	return pods
+}
+
+// httpsGet polls url until it answers (the server may still be starting)
+// and returns the status and body; the server's certificate is self-signed.
+func httpsGet(t *testing.T, url, token string) (int, string) {
+	t.Helper()
+	client := &http.Client{
+		Timeout:   5 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
+	}
+	var code int
+	var body string
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		if err != nil {
+			return false, err
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return false, nil
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		code, body = resp.StatusCode, string(b)
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("GET %s: no answer within 30 s", url)
+	}
+	return code, body
+}
