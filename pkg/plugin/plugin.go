@@ -363,10 +363,11 @@ func (p *Plugin) Bind(ctx context.Context, _ fwk.CycleState, pod *corev1.Pod, no
 
 // EventsToRegister: pods wait for other pods (their group's) and for
 // freed resources; nodes change what fits. The plugin also wakes the pods
-// of a group it placed directly.
+// of a group it placed directly. Pods of groups that can never fit skip
+// other pods' events (podEventHint).
 func (p *Plugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
 	return []fwk.ClusterEventWithHint{
-		{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.Add | fwk.Delete | fwk.UpdatePodLabel}},
+		{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.Add | fwk.Delete | fwk.UpdatePodLabel}, QueueingHintFn: p.podEventHint},
 		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.Delete | fwk.UpdateNodeAllocatable | fwk.UpdateNodeLabel | fwk.UpdateNodeTaint | fwk.UpdateNodeCondition}},
 	}, nil
 }
