@@ -31,6 +31,8 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
+
+	"github.com/fluence-sched/fluence/pkg/plugin"
 )
 
 // Helm itself, built from its Go module the first time (about two minutes on
@@ -49,7 +51,7 @@ const (
 // The Helm chart as a user installs it: rendered by real helm, applied to an
 // API server that enforces RBAC, and run under the chart's own service
 // account with the chart's own arguments and configuration. Groups of every
-// kind the plugin reads (labels, a PodGroup, a Job) must bind, a PodGroup
+// kind the plugin reads (labels, a PodGroup, a Job, an MPIJob, a JobSet) must bind, a PodGroup
 // that can never fit must get its condition, and the scheduler must never be
 // refused by the API server: the chart's RBAC is then what it needs.
 func TestHelmChart(t *testing.T) {
@@ -104,6 +106,8 @@ func TestHelmChart(t *testing.T) {
 
 	c := newFullCluster(t, "--authorization-mode=Node,RBAC")
 	c.installPodGroupCRD()
+	c.installWorkloadCRD(mpiJobCRD)
+	c.installWorkloadCRD(jobSetCRD)
 	if _, err := c.Client.CoreV1().Namespaces().Create(c.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: releaseNamespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +139,7 @@ func TestHelmChart(t *testing.T) {
 	args = append(args, "--authentication-kubeconfig="+kubeconfig, "--authorization-kubeconfig="+kubeconfig)
 	proc := startProcess(t, buildFluence(t), args...)
 
-	c.addNodes("node", 4, "2", "8Gi")
+	c.addNodes("node", 6, "2", "8Gi")
 	startNodeSim(c, simOptions{})
 
 	labelled := groupPods("labelled", 3, "1", time.Second, 0)
@@ -148,9 +152,18 @@ func TestHelmChart(t *testing.T) {
 	}
 	huge := newTestPod("huge-0", "fluence", "1", "", time.Second, map[string]string{"scheduling.x-k8s.io/pod-group": "huge"})
 	jobPods := c.jobPods("job", 2)
-	c.createPods(slices.Concat(labelled, pg, jobPods, []*corev1.Pod{huge})...)
+	mpi := c.createCR(mpiJobCRD, "mpi", map[string]any{"mpiReplicaSpecs": map[string]any{
+		"Launcher": map[string]any{"replicas": int64(1)},
+		"Worker":   map[string]any{"replicas": int64(1)},
+	}})
+	mpiPods := []*corev1.Pod{ownedPod("mpi-worker-0", mpi), ownedPod("mpi-launcher-0", c.createOwnedJob("mpi-launcher", 1, mpi, nil))}
+	js := c.createCR(jobSetCRD, "js", map[string]any{"replicatedJobs": []any{map[string]any{"name": "workers", "replicas": int64(1)}}})
+	jsJob := c.createOwnedJob("js-workers-0", 2, js, map[string]string{plugin.JobSetReplicatedJobLabel: "workers"})
+	jsPods := []*corev1.Pod{ownedPod("js-workers-0-0", jsJob), ownedPod("js-workers-0-1", jsJob)}
+	placed := slices.Concat(labelled, pg, jobPods, mpiPods, jsPods)
+	c.createPods(append(placed, huge)...)
 
-	c.waitForPodPhase(time.Minute, corev1.PodSucceeded, names(slices.Concat(labelled, pg, jobPods))...)
+	c.waitForPodPhase(time.Minute, corev1.PodSucceeded, names(placed)...)
 	if cond := c.podGroupCondition("huge", "False"); !strings.Contains(cond, "needs 50") {
 		t.Errorf("huge's condition does not say what is short: %s", cond)
 	}
