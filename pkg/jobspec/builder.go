@@ -54,6 +54,9 @@ func (b *ResourceBuilder) Unit(u string) *ResourceBuilder { b.r.Unit = u; return
 // Label sets the label.
 func (b *ResourceBuilder) Label(l string) *ResourceBuilder { b.r.Label = l; return b }
 
+// Requires limits the nodes a slot may be placed on.
+func (b *ResourceBuilder) Requires(c *Constraint) *ResourceBuilder { b.r.Requires = c; return b }
+
 // ID sets the id.
 func (b *ResourceBuilder) ID(id string) *ResourceBuilder { b.r.ID = id; return b }
 

@@ -86,6 +86,11 @@
 // arguments. Fluxion evaluates constraints only on node-like vertices; that
 // decision belongs to the matcher, not here.
 //
+// A slot may carry its own constraint under the key requires (Resource.Requires),
+// which the node holding the slot must satisfy. It is a fluence extension
+// (Flux constrains only whole jobs) for pod groups whose pods ask for
+// different node pools; version 1 refuses it.
+//
 // # Encoding and building
 //
 // Encode writes canonical JSON (sorted keys, fixed counts as integers) and

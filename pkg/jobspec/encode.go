@@ -57,6 +57,9 @@ func resourcesValue(rs []*Resource) []any {
 		if r.ID != "" {
 			m["id"] = r.ID
 		}
+		if r.Requires != nil {
+			m["requires"] = r.Requires.Map()
+		}
 		out = append(out, m)
 	}
 	return out

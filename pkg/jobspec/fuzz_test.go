@@ -30,6 +30,7 @@ func FuzzParse(f *testing.F) {
 		`{"version": 9999, "resources": [{"type": "slot", "count": 1e3}]}`,
 		`{"version": 1, "version": 1}`,
 		"version: 9999\nresources: [{type: slot, count: 1, label: s, with: [{type: core, count: 1}]}]\ntasks: [{command: [x], slot: s, count: {per_slot: 1}}]\nattributes: {system: {constraints: {ranks: ['0-999999999999999999']}}}\n",
+		doc("", "  - {type: slot, count: 2, label: s, requires: {or: [{properties: [a=b]}, {ranks: ['0-3']}]}, with: [{type: core, count: 1}]}", "", ""),
 		"[[[[[[[[[[",
 		"{",
 		"",

@@ -45,7 +45,7 @@ func ParseFile(name string) (*Jobspec, error) {
 
 var (
 	topKeys      = []string{"version", "resources", "tasks", "attributes"}
-	resourceKeys = []string{"type", "count", "unit", "exclusive", "with", "label", "id"}
+	resourceKeys = []string{"type", "count", "unit", "exclusive", "with", "label", "id", "requires"}
 	taskKeys     = []string{"command", "slot", "count", "distribution", "attributes"}
 	attrKeys     = []string{"system", "user"}
 )
@@ -156,6 +156,11 @@ func parseResource(p *path, v any, version, depth int) (*Resource, error) {
 	}
 	if r.ID, err = optionalString(p, m, "id"); err != nil {
 		return nil, err
+	}
+	if x, ok := m["requires"]; ok {
+		if r.Requires, err = parseConstraint(p.k("requires"), x, 0); err != nil {
+			return nil, err
+		}
 	}
 	return r, nil
 }

@@ -138,6 +138,26 @@ attributes: {system: {duration: 1.2}}
 				t.Errorf("per_resource: %+v", pr)
 			}
 		}},
+		{"slots that require different nodes", `
+version: 9999
+resources:
+  - {type: slot, count: 1, label: launcher, requires: {properties: [pool=cpu]}, with: [{type: core, count: 1}]}
+  - {type: slot, count: 4, label: worker, requires: {and: [{properties: [pool=gpu]}, {not: [{hostlist: ['gpu[0-1]']}]}]}, with: [{type: core, count: 2}, {type: gpu, count: 1}]}
+tasks: [{command: [x], slot: worker, count: {per_slot: 1}}]
+attributes: {system: {duration: 60}}
+`, func(t *testing.T, js *Jobspec) {
+			l, w := js.SlotByLabel("launcher"), js.SlotByLabel("worker")
+			if !l.Requires.Equal(Properties("pool=cpu")) {
+				t.Errorf("launcher requires %v", l.Requires)
+			}
+			props := map[string]string{"pool": "gpu"}
+			if !w.Requires.Match("gpu2", -1, props) || w.Requires.Match("gpu1", -1, props) || w.Requires.Match("cpu0", -1, map[string]string{"pool": "cpu"}) {
+				t.Errorf("worker requires %v matches the wrong nodes", w.Requires)
+			}
+			if js.Constraint != nil {
+				t.Errorf("a slot's requires leaked into the job constraint: %v", js.Constraint)
+			}
+		}},
 		{"open range, star operator, floats as ints", `
 version: 9999
 resources:
@@ -293,6 +313,14 @@ func TestParseInvalid(t *testing.T) {
 			"resources[0].exclusive", "exclusive: false is not allowed"},
 		{"exclusive not a bool", doc("", "  - {type: node, count: 1, exclusive: yes, with: [{type: slot, count: 1, label: s, with: [{type: core, count: 1}]}]}", "", ""),
 			"resources[0].exclusive", "must be true or false"},
+		{"requires on a core", doc("", "  - {type: slot, count: 1, label: s, with: [{type: core, count: 1, requires: {properties: [gpu]}}]}", "", ""),
+			"resources[0].with[0].requires", "only a slot may carry requires"},
+		{"requires not a mapping", doc("", "  - {type: slot, count: 1, label: s, requires: [gpu], with: [{type: core, count: 1}]}", "", ""),
+			"resources[0].requires", "a constraint must be a mapping"},
+		{"requires with a bad property", doc("", "  - {type: slot, count: 1, label: s, requires: {properties: ['a|b']}, with: [{type: core, count: 1}]}", "", ""),
+			"resources[0].requires.properties[0]", ""},
+		{"requires in version 1", doc("1", "  - {type: slot, count: 1, label: s, requires: {properties: [gpu]}, with: [{type: core, count: 1}]}", "", ""),
+			"resources[0].requires", "not allowed in version 1"},
 		{"slot without label", doc("", "  - {type: slot, count: 1, with: [{type: core, count: 1}]}", "", ""),
 			"resources[0].label", "is required for a slot"},
 		{"slot without with", doc("", "  - {type: slot, count: 1, label: s}", "", ""),

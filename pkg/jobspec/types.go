@@ -64,6 +64,12 @@ type Resource struct {
 	With      []*Resource // nil when the vertex has no children
 	Label     string
 	ID        string
+	// Requires limits where a slot may be placed: the node holding it must
+	// satisfy this RFC 31 constraint, as attributes.system.constraints does
+	// for the whole job. A fluence extension, for groups whose pods ask
+	// for different nodes (an MPI launcher on a CPU pool, its workers on
+	// GPU nodes); only slots may carry it, and version 1 has none.
+	Requires *Constraint
 }
 
 // IsSlot reports whether r is a task slot.

@@ -99,6 +99,14 @@ func (rv *resourceValidator) resource(p *path, r *Resource, slot *path, depth in
 		}
 		rv.labels[r.Label] = p.String()
 	}
+	if r.Requires != nil {
+		if !r.IsSlot() {
+			return errorf(p.k("requires"), "only a slot may carry requires (it names the nodes the slot may be placed on)")
+		}
+		if err := r.Requires.check(p.k("requires"), 0); err != nil {
+			return err
+		}
+	}
 	if r.IsSlot() {
 		if slot != nil {
 			return errorf(p.k("type"), fmt.Sprintf("a slot may not be nested inside another slot (%s)", slot))
@@ -320,6 +328,9 @@ func v1Resource(p *path, r *Resource) error {
 	}
 	if r.ID != "" {
 		return errorf(p.k("id"), "not allowed in version 1")
+	}
+	if r.Requires != nil {
+		return errorf(p.k("requires"), "not allowed in version 1 (a fluence extension)")
 	}
 	if r.Exclusive != ExclusiveUnset && r.Type != "node" && r.Type != SlotType {
 		return errorf(p.k("exclusive"), "version 1 allows exclusive only on node and slot")

@@ -32,11 +32,14 @@ func PodShape(r Requests) Shape {
 }
 
 // GroupJobspec turns a pod group into a jobspec: one slot per pod, one slot
-// request per distinct Shape, labelled shape0, shape1... in order of first
-// appearance, each slot holding {core, memory (MiB, when requested), gpu
-// (when requested)}. durationSeconds 0 means unlimited; constraint may be
-// nil. The jobspec is validated before it is returned.
-func GroupJobspec(pods []*corev1.Pod, durationSeconds int64, constraint *jobspec.Constraint, opts GraphOptions) (*jobspec.Jobspec, []ShapeSlots, error) {
+// request per distinct Shape and node requirement, labelled shape0,
+// shape1... in order of first appearance, each slot holding {core, memory
+// (MiB, when requested), gpu (when requested)}. durationSeconds 0 means
+// unlimited. constraint applies to the whole group and may be nil;
+// requires, nil or one per pod, limits each pod's own slot (a launcher and
+// its workers may ask for different node pools). The jobspec is validated
+// before it is returned.
+func GroupJobspec(pods []*corev1.Pod, durationSeconds int64, constraint *jobspec.Constraint, requires []*jobspec.Constraint, opts GraphOptions) (*jobspec.Jobspec, []ShapeSlots, error) {
 	if len(pods) == 0 {
 		return nil, nil, fmt.Errorf("k8sadapter: a group needs at least one pod")
 	}
@@ -50,7 +53,7 @@ func GroupJobspec(pods []*corev1.Pod, durationSeconds int64, constraint *jobspec
 		}
 		shapes[i] = PodShape(opts.PodRequests(p))
 	}
-	rs, slots, err := jobspec.PodGroup(shapes)
+	rs, slots, err := jobspec.PodGroupRequiring(shapes, requires)
 	if err != nil {
 		return nil, nil, fmt.Errorf("k8sadapter: group of %d pods (first %s/%s): %w", len(pods), pods[0].Namespace, pods[0].Name, err)
 	}

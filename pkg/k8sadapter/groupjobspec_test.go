@@ -61,7 +61,7 @@ func TestGroupJobspec(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			js, shapes, err := GroupJobspec(tt.pods, 600, jobspec.Hosts("n1", "n2"), tt.opts)
+			js, shapes, err := GroupJobspec(tt.pods, 600, jobspec.Hosts("n1", "n2"), nil, tt.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,7 +94,7 @@ func TestGroupJobspec(t *testing.T) {
 }
 
 func TestGroupJobspecUnlimitedNoConstraint(t *testing.T) {
-	js, _, err := GroupJobspec([]*corev1.Pod{makePod("p").req("cpu", "1").obj()}, 0, nil, GraphOptions{})
+	js, _, err := GroupJobspec([]*corev1.Pod{makePod("p").req("cpu", "1").obj()}, 0, nil, nil, GraphOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,10 +116,37 @@ func TestGroupJobspecErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := GroupJobspec(tt.pods, tt.dur, nil, GraphOptions{})
+			_, _, err := GroupJobspec(tt.pods, tt.dur, nil, nil, GraphOptions{})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// Pods of one shape that ask for different nodes get different slots, each
+// with its own requires; pods asking for the same nodes share a slot.
+func TestGroupJobspecPerPodRequires(t *testing.T) {
+	pod := func(name string) *corev1.Pod { return makePod(name).req("cpu", "1").obj() }
+	cpuPool, gpuPool := jobspec.Properties("pool=cpu"), jobspec.Properties("pool=gpu")
+	pods := []*corev1.Pod{pod("launcher"), pod("w0"), pod("w1"), pod("any")}
+	js, shapes, err := GroupJobspec(pods, 60, nil, []*jobspec.Constraint{cpuPool, gpuPool, jobspec.Properties("pool=gpu"), nil}, GraphOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ShapeSlots{{Label: "shape0", Pods: []int{0}}, {Label: "shape1", Pods: []int{1, 2}}, {Label: "shape2", Pods: []int{3}}}
+	if !slices.EqualFunc(shapes, want, func(a, b ShapeSlots) bool { return a.Label == b.Label && slices.Equal(a.Pods, b.Pods) }) {
+		t.Fatalf("shapes = %v, want %v", shapes, want)
+	}
+	for label, req := range map[string]*jobspec.Constraint{"shape0": cpuPool, "shape1": gpuPool, "shape2": nil} {
+		if got := js.SlotByLabel(label).Requires; !got.Equal(req) && !(got == nil && req == nil) {
+			t.Errorf("%s requires %v, want %v", label, got, req)
+		}
+	}
+	if js.Constraint != nil {
+		t.Errorf("job constraint %v, want none", js.Constraint)
+	}
+	if _, _, err := GroupJobspec(pods, 60, nil, []*jobspec.Constraint{cpuPool}, GraphOptions{}); err == nil {
+		t.Error("one requires for four pods was accepted")
 	}
 }

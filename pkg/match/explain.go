@@ -14,6 +14,9 @@ type Explain struct {
 	NodesDown        int64
 	NodesConstrained int64
 	NodesBusy        int64
+	// SlotsConstrained counts places a slot was not packed because its
+	// requires refused the node.
+	SlotsConstrained int64
 	// Short lists the top-level requests whose count was not met.
 	Short []Shortfall
 	// Missing names requested types the graph does not have at all.
@@ -61,6 +64,9 @@ func (e *Explain) String() string {
 	}
 	if e.NodesBusy > 0 {
 		nodes = append(nodes, fmt.Sprintf("%d busy", e.NodesBusy))
+	}
+	if e.SlotsConstrained > 0 {
+		nodes = append(nodes, fmt.Sprintf("%d refused a slot by its requires", e.SlotsConstrained))
 	}
 	if len(nodes) > 0 {
 		parts = append(parts, "nodes: "+strings.Join(nodes, ", "))

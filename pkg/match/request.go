@@ -23,6 +23,8 @@ type req struct {
 	// (exclusive: true outside a slot, or a node under a *x policy).
 	subtree bool
 	with    []*req
+	// requires: the node holding a slot must satisfy it (nil: any node).
+	requires *jobspec.Constraint
 	// need[d] is the minimum number of units of tracked dimension d one unit
 	// of this request consumes in its subtree; it drives aggregate pruning.
 	need []int64
@@ -44,7 +46,7 @@ func (m *Matcher) compile(js *jobspec.Jobspec) *request {
 	seen := map[string]bool{}
 	var build func(res *jobspec.Resource, underSlot bool) *req
 	build = func(res *jobspec.Resource, underSlot bool) *req {
-		q := &req{name: res.Type, label: res.Label, slot: res.IsSlot(), count: res.Count, need: make([]int64, m.dims)}
+		q := &req{name: res.Type, label: res.Label, slot: res.IsSlot(), count: res.Count, need: make([]int64, m.dims), requires: res.Requires}
 		if q.slot {
 			q.known = true
 			underSlot = true

@@ -218,6 +218,10 @@ func (s *selector) fill(u int32, level []*req, rem []int64, top bool) {
 		// Sibling slots (a heterogeneous pod group) pack in jobspec order.
 		for i, q := range level {
 			if q.slot && rem[i] > 0 {
+				if q.requires != nil && !s.slotAllowed(u, q) {
+					s.ex.SlotsConstrained++
+					continue
+				}
 				s.packSlots(u, q, &rem[i])
 			}
 		}
@@ -343,9 +347,10 @@ func (s *selector) visit(c int32, level []*req, rem []int64) {
 	if onlySlots(level) && s.isAnchor(c) {
 		// packSlots reads the anchor's free units itself; checking the
 		// aggregate here too would double the cost of every node visited.
-		before := remaining(rem)
+		before, refused := remaining(rem), s.ex.SlotsConstrained
 		s.fill(c, level, rem, false)
-		if isNode && remaining(rem) == before {
+		// A node every wanted slot's requires refused is not busy.
+		if isNode && remaining(rem) == before && s.ex.SlotsConstrained == refused {
 			s.ex.NodesBusy++
 		}
 		return
@@ -374,6 +379,17 @@ func remaining(rem []int64) int64 {
 		n += r
 	}
 	return n
+}
+
+// slotAllowed reports whether q's requires admits the node holding anchor
+// a (a itself on a graph without nodes).
+func (s *selector) slotAllowed(a int32, q *req) bool {
+	n := a
+	if s.hasNodes {
+		n = s.m.g.NodeOf(a)
+	}
+	vx := s.m.g.Vertex(n)
+	return q.requires.Match(vx.DisplayName(), vx.Rank, vx.Properties)
 }
 
 func (s *selector) matchConstraint(c int32, vx *resource.Vertex) bool {

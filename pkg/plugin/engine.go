@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
@@ -342,7 +343,7 @@ func (c *cluster) trySubmit(gr *group, fx *effects) {
 		return
 	}
 	pods := free[:need]
-	js, order, err := c.groupRequest(gr, pods)
+	js, order, err := c.groupRequest(gr, pods, 0)
 	if err != nil {
 		c.reject(gr, err.Error(), fx)
 		return
@@ -366,28 +367,16 @@ func (c *cluster) trySubmit(gr *group, fx *effects) {
 
 // checkEarly rejects a group that cannot fit even before all its pods
 // exist: the pods seen so far, plus the smallest pod possible (one core,
-// nothing else) for each one still missing, are already more than the
-// cluster can ever hold (a PodGroup of 50 on 8 nodes). The estimate is a
-// lower bound, so a group that could fit is never rejected by it. It runs
-// once per group and graph.
+// nothing else, any node) for each one still missing, are already more
+// than the cluster can ever hold (a PodGroup of 50 on 8 nodes). The
+// estimate is a lower bound, so a group that could fit is never rejected
+// by it. It runs once per group and graph.
 func (c *cluster) checkEarly(gr *group, free []*corev1.Pod, need int, fx *effects) {
 	if len(free) == 0 || gr.checked == c.rebuilds {
 		return
 	}
 	gr.checked = c.rebuilds
-	// The missing pods share the group's constraints (they are ANDed over
-	// all pods), so a copy of a seen pod without requests stands in.
-	minimal := free[0].DeepCopy()
-	minimal.Spec.InitContainers = nil
-	minimal.Spec.Overhead = nil
-	for i := range minimal.Spec.Containers {
-		minimal.Spec.Containers[i].Resources = corev1.ResourceRequirements{}
-	}
-	pods := slices.Clone(free)
-	for len(pods) < need {
-		pods = append(pods, minimal)
-	}
-	js, _, err := c.groupRequest(gr, pods)
+	js, _, err := c.groupRequest(gr, free, need-len(free))
 	if err != nil {
 		c.reject(gr, err.Error(), fx)
 		return
@@ -398,51 +387,66 @@ func (c *cluster) checkEarly(gr *group, free []*corev1.Pod, need int, fx *effect
 	}
 }
 
-// groupRequest builds the jobspec of some of a group's pods: one slot per
-// pod, their duration, and one constraint from every pod's node selector,
-// required affinity, requires annotation and taint tolerations.
-func (c *cluster) groupRequest(gr *group, pods []*corev1.Pod) (*jobspec.Jobspec, []k8sadapter.ShapeSlots, error) {
+// groupRequest builds the jobspec of some of a group's pods, plus standIns
+// slots of one core on any node for pods not seen yet: one slot per pod,
+// their duration, and where each pod may go (its node selector, required
+// affinity, requires annotation and taint tolerations). When every pod
+// asks for the same nodes that is the job's constraint; otherwise each
+// pod's slot carries its own, so a launcher and its workers may ask for
+// different node pools.
+func (c *cluster) groupRequest(gr *group, pods []*corev1.Pod, standIns int) (*jobspec.Jobspec, []k8sadapter.ShapeSlots, error) {
 	nodes := c.nodeList()
 	var dur int64
-	var parts []*jobspec.Constraint
-	seen := map[string]bool{}
-	for _, p := range pods {
+	requires := make([]*jobspec.Constraint, len(pods), len(pods)+standIns)
+	for i, p := range pods {
 		d, err := k8sadapter.DurationOf(p)
 		if err != nil {
 			return nil, nil, err
 		}
 		dur = max(dur, d)
+		var parts []*jobspec.Constraint
 		con, err := k8sadapter.NodeConstraint(p, nodes)
 		if err != nil {
 			return nil, nil, err
 		}
 		if con != nil {
-			if k := con.String(); !seen[k] {
-				seen[k] = true
-				parts = append(parts, con)
-			}
+			parts = append(parts, con)
 		}
 		if con, err := c.tolerationConstraint(p, nodes); err != nil {
 			return nil, nil, err
 		} else if con != nil {
-			if k := con.String(); !seen[k] {
-				seen[k] = true
-				parts = append(parts, con)
-			}
+			parts = append(parts, con)
+		}
+		switch len(parts) {
+		case 0:
+		case 1:
+			requires[i] = parts[0]
+		default:
+			requires[i] = jobspec.And(parts...)
+		}
+	}
+	all := pods
+	if standIns > 0 {
+		minimal := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: gr.id.Namespace, Name: "(not yet created)"}}
+		minimal.Spec.Containers = []corev1.Container{{Name: "stand-in"}}
+		all = slices.Clone(pods)
+		for range standIns {
+			all = append(all, minimal)
+			requires = append(requires, nil)
 		}
 	}
 	if dur == 0 {
 		dur = c.cfg.DefaultDuration
 	}
-	var con *jobspec.Constraint
-	switch len(parts) {
-	case 0:
-	case 1:
-		con = parts[0]
-	default:
-		con = jobspec.And(parts...)
+	// One constraint shared by every pod stays the job's: its explanation
+	// then counts the nodes it excludes.
+	if shared := requires[0]; shared != nil && !slices.ContainsFunc(requires, func(r *jobspec.Constraint) bool { return r == nil || !r.Equal(shared) }) {
+		return k8sadapter.GroupJobspec(all, dur, shared, nil, c.opts)
 	}
-	return k8sadapter.GroupJobspec(pods, dur, con, c.opts)
+	if !slices.ContainsFunc(requires, func(r *jobspec.Constraint) bool { return r != nil }) {
+		requires = nil
+	}
+	return k8sadapter.GroupJobspec(all, dur, nil, requires, c.opts)
 }
 
 // tolerationConstraint excludes the nodes with a NoSchedule or NoExecute
