@@ -80,15 +80,24 @@ func startFluence(t *testing.T, n int, cpu, memory string, args map[string]strin
 	t.Helper()
 	c := newCluster(t)
 	c.addNodes("node", n, cpu, memory)
+	inv, sim, stop := c.runFluence(args)
+	return c, inv, sim, stop
+}
+
+// runFluence starts the invariant checker, the node simulator and the
+// fluence scheduler with the shipped configuration (some plugin arguments
+// replaced by args) on c's nodes; a failed test logs the waiting pods.
+func (c *cluster) runFluence(args map[string]string) (*invariants, *nodeSim, func()) {
+	c.t.Helper()
 	inv := startInvariants(c)
 	sim := startNodeSim(c, simOptions{})
-	stop := c.startScheduler(fluenceConfig(t, args), fluenceRegistry)
-	t.Cleanup(func() {
-		if t.Failed() {
+	stop := c.startScheduler(fluenceConfig(c.t, args), fluenceRegistry)
+	c.t.Cleanup(func() {
+		if c.t.Failed() {
 			c.dumpWaiting(5)
 		}
 	})
-	return c, inv, sim, stop
+	return inv, sim, stop
 }
 
 // groupPods returns n pods of one fluence group.

@@ -18,7 +18,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	authenticationv1 "k8s.io/api/authentication/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -385,25 +384,10 @@ func (c *cluster) metricsScraperToken() string {
 // created) its pods, as the Job controller would make them.
 func (c *cluster) jobPods(name string, parallelism int32) []*corev1.Pod {
 	c.t.Helper()
-	job, err := c.Client.BatchV1().Jobs(c.NS).Create(c.Ctx, &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.NS},
-		Spec: batchv1.JobSpec{
-			Parallelism: &parallelism,
-			Suspend:     ptr.To(true), // no controller runs here
-			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-				RestartPolicy: corev1.RestartPolicyNever,
-				Containers:    []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10"}},
-			}},
-		},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		c.t.Fatal(err)
-	}
+	job := c.createOwnedJob(name, parallelism, nil, nil)
 	var pods []*corev1.Pod
 	for i := range parallelism {
-		p := newTestPod(fmt.Sprintf("%s-%d", name, i), "fluence", "1", "", time.Second, nil)
-		p.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))}
-		pods = append(pods, p)
+		pods = append(pods, ownedPod(fmt.Sprintf("%s-%d", name, i), job))
 	}
 	return pods
 }

@@ -35,14 +35,7 @@ func TestWorkloadOwnersFormGroups(t *testing.T) {
 		c.installWorkloadCRD(crd)
 	}
 	c.addNodes("node", 6, "2", "8Gi")
-	inv := startInvariants(c)
-	startNodeSim(c, simOptions{})
-	c.startScheduler(fluenceConfig(t, nil), fluenceRegistry)
-	t.Cleanup(func() {
-		if t.Failed() {
-			c.dumpWaiting(5)
-		}
-	})
+	inv, _, _ := c.runFluence(nil)
 
 	type workload struct {
 		group string // the group's name in fluence's events

@@ -22,14 +22,7 @@ func TestGroupAcrossNodePools(t *testing.T) {
 	for _, n := range []string{"gpu-0", "gpu-1"} {
 		c.addNode(n, "2", "8Gi", 1, map[string]string{"pool": "gpu"})
 	}
-	inv := startInvariants(c)
-	startNodeSim(c, simOptions{})
-	c.startScheduler(fluenceConfig(t, nil), fluenceRegistry)
-	t.Cleanup(func() {
-		if t.Failed() {
-			c.dumpWaiting(5)
-		}
-	})
+	inv, _, _ := c.runFluence(nil)
 
 	pods := groupPods("mpi", 3, "1", 2*time.Second, 0)
 	pods[0].Spec.NodeSelector = map[string]string{"pool": "cpu"}
