@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -118,6 +119,7 @@ func TestHelmChart(t *testing.T) {
 	// authentication and authorization need the kubeconfig named, as in a
 	// pod they use the in-cluster credentials).
 	sa, _, _ := unstructured.NestedString(deployment.Object, "spec", "template", "spec", "serviceAccountName")
+	c.waitForRBAC(releaseNamespace, sa)
 	kubeconfig := c.kubeconfigWithToken(c.serviceAccountToken(releaseNamespace, sa))
 	configFile := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(configFile, []byte(config+"clientConnection:\n  kubeconfig: "+kubeconfig+"\n"), 0o600); err != nil {
@@ -340,6 +342,36 @@ func (c *cluster) apply(objs []*unstructured.Unstructured) {
 		if _, err := ri.Create(c.Ctx, o, metav1.CreateOptions{}); err != nil {
 			c.t.Fatalf("creating %s %s/%s: %v", gvk.Kind, o.GetNamespace(), o.GetName(), err)
 		}
+	}
+}
+
+// waitForRBAC waits until the API server's authorizer has seen the chart's
+// bindings (it learns of them through its own informers): a refusal in the
+// scheduler's first seconds would otherwise be the test's doing.
+func (c *cluster) waitForRBAC(ns, sa string) {
+	c.t.Helper()
+	user := "system:serviceaccount:" + ns + ":" + sa
+	checks := []authorizationv1.ResourceAttributes{
+		{Verb: "list", Group: "", Resource: "pods"},                                                                  // system:kube-scheduler
+		{Verb: "list", Group: "storage.k8s.io", Resource: "storageclasses"},                                          // system:volume-scheduler
+		{Verb: "list", Group: "batch", Resource: "jobs"},                                                             // the chart's ClusterRole
+		{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: ns, Name: "fluence-scheduler"}, // its Role
+	}
+	err := wait.PollUntilContextTimeout(c.Ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		for _, attrs := range checks {
+			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+				User: user, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+				ResourceAttributes: &attrs,
+			}}
+			got, err := c.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+			if err != nil || !got.Status.Allowed {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		c.t.Fatalf("the chart's service account %s was not authorized within 30 s", user)
 	}
 }
 
