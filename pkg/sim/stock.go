@@ -192,23 +192,9 @@ func (p *placer) schedule() error {
 			kept = append(kept, e) // tried at this instant already
 			continue
 		}
-		e.state = stOut
-		e.lastTried = now
-		e.attempts++
-		node := -1
-		if !p.cache.failsKnown(e.spec) {
-			node = p.view.best(e.spec)
-		}
-		if node < 0 {
-			p.cache.add(e.spec)
-			p.q.fail(e, now, true)
-			continue
-		}
-		if err := p.env.Bind(e.g, e.pod, node); err != nil {
+		if err := p.try(e, now); err != nil {
 			return err
 		}
-		p.view.take(node, e.spec)
-		e.bound = true
 	}
 	clear(act[len(kept):])
 	p.q.active = kept
@@ -244,25 +230,33 @@ func (p *placer) scheduleTimed(now float64) error {
 		}
 		t := p.next
 		p.next = t + p.attempt
-		e := heap.Pop(&p.ready).(*qPod)
-		e.state = stOut
-		e.lastTried = t
-		e.attempts++
-		node := -1
-		if !p.cache.failsKnown(e.spec) {
-			node = p.view.best(e.spec)
-		}
-		if node < 0 {
-			p.cache.add(e.spec)
-			p.q.fail(e, t, true)
-			continue
-		}
-		if err := p.env.Bind(e.g, e.pod, node); err != nil {
+		if err := p.try(heap.Pop(&p.ready).(*qPod), t); err != nil {
 			return err
 		}
-		p.view.take(node, e.spec)
-		e.bound = true
 	}
+}
+
+// try is one scheduling attempt for e at time t: bound to the best node,
+// or back to the queue's back-off when none fits.
+func (p *placer) try(e *qPod, t float64) error {
+	e.state = stOut
+	e.lastTried = t
+	e.attempts++
+	node := -1
+	if !p.cache.failsKnown(e.spec) {
+		node = p.view.best(e.spec)
+	}
+	if node < 0 {
+		p.cache.add(e.spec)
+		p.q.fail(e, t, true)
+		return nil
+	}
+	if err := p.env.Bind(e.g, e.pod, node); err != nil {
+		return err
+	}
+	p.view.take(node, e.spec)
+	e.bound = true
+	return nil
 }
 
 // readyHeap orders active pods by podLessStock.
