@@ -143,32 +143,14 @@ func (c *cluster) withdrawOverloaded(node string, fx *effects) {
 // is bound; otherwise the slot stays held, marked done, until the
 // allocation ends, since its node's share was planned with it.
 func (c *cluster) leaveAllocs(gr *group, p *corev1.Pod, fx *effects) {
-	for _, a := range slices.Clone(gr.allocs) {
-		if !a.running {
-			if slices.Contains(a.pods, p.UID) {
-				_ = c.q.Remove(a.id)
-				c.dropAlloc(gr, a)
-			}
-			continue
+	c.detach(gr, p.UID, func(a *alloc, s *slot) {
+		s.pod = ""
+		if a.anyBound() {
+			s.done = true
+			return
 		}
-		for _, s := range a.slots {
-			if s.pod != p.UID {
-				continue
-			}
-			s.pod = ""
-			if a.anyBound() {
-				s.done = true
-				continue
-			}
-			c.withdraw(gr, a, fmt.Sprintf("pod %s was bound to %s, not to %s where the group was placed", describePod(p), p.Spec.NodeName, s.node), fx)
-		}
-		if c.byAlloc[a.id] != nil && a.finished() {
-			if c.q != nil {
-				_ = c.q.Remove(a.id)
-			}
-			c.dropAlloc(gr, a)
-		}
-	}
+		c.withdraw(gr, a, fmt.Sprintf("pod %s was bound to %s, not to %s where the group was placed", describePod(p), p.Spec.NodeName, s.node), fx)
+	})
 }
 
 // adopt takes back a pod this scheduler bound before a restart: bound pods
@@ -247,35 +229,17 @@ func (c *cluster) podGone(p *corev1.Pod, fx *effects) {
 	if gr.state == invalid || gr.state == rejected {
 		gr.state, gr.reason, gr.lastEvent = gathering, "", ""
 	}
-	for _, a := range slices.Clone(gr.allocs) {
-		if !a.running {
-			if slices.Contains(a.pods, p.UID) {
-				_ = c.q.Remove(a.id)
-				c.dropAlloc(gr, a)
-			}
-			continue
+	c.detach(gr, p.UID, func(a *alloc, s *slot) {
+		switch {
+		case s.bound:
+			s.done = true
+		case !a.anyBound():
+			s.pod = "" // gone: nothing to turn away at Permit
+			c.withdraw(gr, a, fmt.Sprintf("pod %s went away before its group was bound", describePod(p)), fx)
+		default:
+			s.pod = "" // vacant: a replacement pod of the same shape takes it
 		}
-		for _, s := range a.slots {
-			if s.pod != p.UID {
-				continue
-			}
-			switch {
-			case s.bound:
-				s.done = true
-			case !a.anyBound():
-				s.pod = "" // gone: nothing to turn away at Permit
-				c.withdraw(gr, a, fmt.Sprintf("pod %s went away before its group was bound", describePod(p)), fx)
-			default:
-				s.pod = "" // vacant: a replacement pod of the same shape takes it
-			}
-		}
-		if c.byAlloc[a.id] != nil && a.finished() {
-			if c.q != nil {
-				_ = c.q.Remove(a.id)
-			}
-			c.dropAlloc(gr, a)
-		}
-	}
+	})
 	if len(gr.members) == 0 && len(gr.allocs) == 0 {
 		delete(c.groups, key)
 		c.dropSortKey(key)
@@ -303,4 +267,31 @@ func (c *cluster) withdraw(gr *group, a *alloc, why string, fx *effects) {
 	fx.rejectMsg = "fluence: allocation of pod group " + gr.id.Key + " withdrawn: " + why
 	c.dropAlloc(gr, a)
 	c.explain(gr, corev1.EventTypeWarning, "FluenceGroupWithdrawn", fmt.Sprintf("pod group %s: allocation withdrawn, the group is placed again: %s", gr.id.Key, why), fx)
+}
+
+// detach takes a pod out of its group's allocations. A queued request
+// counting it is dropped (the group asks again without it); settle decides
+// what becomes of each placed slot the pod held; an allocation left with
+// nothing live is dropped.
+func (c *cluster) detach(gr *group, uid types.UID, settle func(a *alloc, s *slot)) {
+	for _, a := range slices.Clone(gr.allocs) {
+		if !a.running {
+			if slices.Contains(a.pods, uid) {
+				_ = c.q.Remove(a.id)
+				c.dropAlloc(gr, a)
+			}
+			continue
+		}
+		for _, s := range a.slots {
+			if s.pod == uid {
+				settle(a, s)
+			}
+		}
+		if c.byAlloc[a.id] != nil && a.finished() {
+			if c.q != nil {
+				_ = c.q.Remove(a.id)
+			}
+			c.dropAlloc(gr, a)
+		}
+	}
 }
