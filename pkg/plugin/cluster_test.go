@@ -70,6 +70,14 @@ func (f *clusterFixture) pod(name string, cpu int) *corev1.Pod {
 	return p
 }
 
+// foreignPod is a pod the stock scheduler bound to node.
+func (f *clusterFixture) foreignPod(name string, cpu int, node string) *corev1.Pod {
+	p := f.pod(name, cpu)
+	p.Spec.SchedulerName = "default-scheduler"
+	p.Spec.NodeName = node
+	return p
+}
+
 func gid(name string, size int32) GroupID {
 	return GroupID{Namespace: "ns", Name: name, Key: "ns/" + name, Size: size, Source: "label"}
 }
@@ -228,9 +236,7 @@ func TestAllocationReleasedWhenTheLastPodEnds(t *testing.T) {
 func TestForeignPodsConsumeResources(t *testing.T) {
 	f := newClusterFixture(t, Args{})
 	f.nodes(2, 2)
-	other := f.pod("stock", 2)
-	other.Spec.SchedulerName = "default-scheduler"
-	other.Spec.NodeName = "n00"
+	other := f.foreignPod("stock", 2, "n00")
 	f.c.onPod(other, &effects{})
 	g := f.pods("g", 2, 2)
 	if got := placedCount(f.gang(g, gid("g", 2))); got != 0 {
@@ -309,9 +315,7 @@ func TestRestartAdoptsRecordedAllocations(t *testing.T) {
 func TestLateBindingFromBeforeARestart(t *testing.T) {
 	old := newClusterFixture(t, Args{})
 	old.nodes(3, 2)
-	stock := old.pod("stock", 2)
-	stock.Spec.SchedulerName = "default-scheduler"
-	stock.Spec.NodeName = "n00"
+	stock := old.foreignPod("stock", 2, "n00")
 	old.c.onPod(stock, &effects{})
 	g, vs := old.placedGroup("g", 2, 2)
 	if vs[0].node == "n00" || vs[1].node == "n00" {
@@ -435,9 +439,7 @@ func TestForeignBindingWithdrawsUnboundGroup(t *testing.T) {
 	f := newClusterFixture(t, Args{})
 	f.nodes(2, 2)
 	g, vs := f.placedGroup("g", 2, 2)
-	other := f.pod("stock", 1)
-	other.Spec.SchedulerName = "default-scheduler"
-	other.Spec.NodeName = vs[0].node
+	other := f.foreignPod("stock", 1, vs[0].node)
 	fx := &effects{}
 	f.c.onPod(other, fx)
 	if len(fx.reject) != 2 {
@@ -568,9 +570,7 @@ func TestForeignBindingDuringRebuildWithdrawsUnboundGroup(t *testing.T) {
 	f.nodes(2, 2)
 	g, vs := f.placedGroup("g", 2, 2)
 	f.c.onNode(node("n01", 2, map[string]string{"rack": "r1"})) // a graph change
-	other := f.pod("stock", 1)
-	other.Spec.SchedulerName = "default-scheduler"
-	other.Spec.NodeName = vs[0].node
+	other := f.foreignPod("stock", 1, vs[0].node)
 	fx := &effects{}
 	f.c.onPod(other, fx)
 	if len(fx.reject) != 0 {
