@@ -37,7 +37,7 @@ func (m *Matcher) Match(op Op, js *jobspec.Jobspec, id, now int64) (*Result, err
 		return failed(Busy, busy), nil
 	}
 	if op == AllocateOrElseReserve {
-		if at, ok := m.findReservation(r, now, dur); ok {
+		if at, ok := m.findReservation(r, now, now, dur); ok {
 			return m.place(id, at, m.reservedDuration(js, at, dur), true)
 		}
 	}
@@ -100,10 +100,39 @@ func (m *Matcher) place(id, at, dur int64, reserved bool) (*Result, error) {
 	return &Result{Status: st, JobID: id, At: at, Duration: dur, Nodes: m.nodeUsage(j), Slots: j.slots}, nil
 }
 
-// findReservation tries, in time order, every later moment at which the
-// graph's state changes and the root aggregate could hold the request, and
-// returns the first one where a full selection succeeds.
-func (m *Matcher) findReservation(r *request, now, dur int64) (int64, bool) {
+// ReserveFrom reserves job id at the earliest time not before from (a
+// moment after now): the job may not start sooner, though it could. It is
+// recorded as a reservation, so until it starts the immediate allocations
+// around it are judged as they would be without it. Busy when no time
+// works under the current state, Unsatisfiable when none ever can.
+func (m *Matcher) ReserveFrom(js *jobspec.Jobspec, id, now, from int64) (*Result, error) {
+	if from <= now {
+		return nil, fmt.Errorf("match: ReserveFrom at %d is not after now (%d); use Match", from, now)
+	}
+	r, dur, bad, err := m.prepare(js, id, from, true)
+	if bad != nil || err != nil {
+		return bad, err
+	}
+	s := &m.sel
+	at, ok := from, s.run(r, now, from, dur, false)
+	if !ok {
+		at, ok = m.findReservation(r, now, from, dur)
+	}
+	if ok {
+		return m.place(id, at, m.reservedDuration(js, at, dur), true)
+	}
+	m.stats.MatchFailed++
+	busy := s.ex.clone()
+	if ok, ex := m.satisfiable(r); !ok {
+		return failed(Unsatisfiable, ex), nil
+	}
+	return failed(Busy, busy), nil
+}
+
+// findReservation tries, in time order, every moment after from at which
+// the graph's state changes and the root aggregate could hold the request,
+// and returns the first one where a full selection succeeds.
+func (m *Matcher) findReservation(r *request, now, from, dur int64) (int64, bool) {
 	root := m.g.Root()
 	if m.inner[root] < 0 || len(r.missing) > 0 {
 		return 0, false
@@ -112,7 +141,7 @@ func (m *Matcher) findReservation(r *request, now, dur int64) (int64, bool) {
 	if a == nil {
 		return 0, false // nothing will ever be released: later looks like now
 	}
-	t := now
+	t := from
 	for {
 		next, ok := a.NextChange(t)
 		if !ok {

@@ -35,5 +35,10 @@
 //	hybrid        reservation depth = ReservationDepth (default 64)
 //	conservative  every considered group may hold a reservation
 //
+// A group with a NotBefore later than the loop's time keeps its place but
+// cannot start yet: it takes a reservation at NotBefore or later if the
+// loop may still make one (Matcher.ReserveFrom), else it waits, and under
+// fcfs it stops the loop like any group that cannot start.
+//
 // Nothing here reads a clock or ranges over a map in a decision path.
 package queue

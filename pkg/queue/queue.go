@@ -88,6 +88,13 @@ type Group struct {
 	Priority int64
 	Submit   int64
 	Jobspec  *jobspec.Jobspec
+	// NotBefore, when later than the loop's time, keeps the group from
+	// starting until then while it keeps its place in line: it may hold a
+	// reservation at NotBefore or later, which groups behind it must not
+	// delay, and under fcfs nothing behind it starts. A scheduler holding
+	// a group off for a moment (a node turned it away) uses it, so the
+	// pause does not let later groups take what the group was waiting for.
+	NotBefore int64
 }
 
 // State is where a group stands.
@@ -246,6 +253,23 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 			q.Skipped++
 			continue
 		}
+		if e.g.NotBefore > now {
+			d, err := q.holdOff(e, now, reservations < depth)
+			if err != nil {
+				return nil, err
+			}
+			if d.State == Reserved {
+				reservations++
+			}
+			if d.State == Reserved || d.State == Pending {
+				keep = append(keep, e)
+			}
+			if d.State != Reserved && q.cfg.Policy == FCFS {
+				stop = true
+			}
+			out = append(out, d)
+			continue
+		}
 		// Satisfiability was settled at Submit (and again by
 		// ResourcesChanged), so a failure here only means "not now": the
 		// plain allocate spares a second, state-free selection per group.
@@ -301,6 +325,38 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 	}
 	q.pending = keep
 	return out, nil
+}
+
+// holdOff decides for a group that may not start before its NotBefore: a
+// reservation at NotBefore or later when the loop may still make one,
+// otherwise it waits.
+func (q *Manager) holdOff(e *entry, now int64, mayReserve bool) (Decision, error) {
+	d := Decision{Group: e.g, State: Pending, Reason: fmt.Sprintf("held until %d", e.g.NotBefore)}
+	if !mayReserve {
+		// No reason is recorded: the loop's "still cannot start" shortcut
+		// must not outlive NotBefore.
+		e.state, e.reason = Pending, ""
+		return d, nil
+	}
+	res, err := q.m.ReserveFrom(e.g.Jobspec, e.g.ID, now, e.g.NotBefore)
+	if err != nil {
+		return Decision{}, err
+	}
+	switch res.Status {
+	case match.Reserved:
+		e.state, e.at = Reserved, res.At
+		q.reserved = append(q.reserved, e)
+		return Decision{Group: e.g, State: Reserved, At: res.At, Nodes: res.Nodes, Reason: res.Reason}, nil
+	case match.Busy:
+		e.state, e.reason = Blocked, res.Reason
+		q.blocked = append(q.blocked, e)
+		return Decision{Group: e.g, State: Blocked, Reason: res.Reason}, nil
+	case match.Unsatisfiable, match.Invalid:
+		e.state, e.reason = Rejected, res.Status.String()+": "+res.Reason
+		delete(q.byID, e.g.ID)
+		return Decision{Group: e.g, State: Rejected, Reason: e.reason}, nil
+	}
+	return Decision{}, fmt.Errorf("queue: group %d: unexpected status %s", e.g.ID, res.Status)
 }
 
 // Complete releases a running group's allocation (the group finished, or
