@@ -585,3 +585,36 @@ func TestForeignBindingDuringRebuildWithdrawsUnboundGroup(t *testing.T) {
 		t.Fatalf("after withdrawal the pod still holds its allocation %q", rec)
 	}
 }
+
+// A group turned away by a node (here as when the framework's cache has not
+// yet seen the pods before it finish) keeps its place while it is held
+// off: a group behind it that would delay it does not start in the
+// meantime, and the held group starts when the hold ends.
+func TestTurnedAwayGroupKeepsItsPlace(t *testing.T) {
+	f := newClusterFixture(t, Args{QueuePolicy: "easy"})
+	f.nodes(4, 1)
+	first, vs := f.placedGroup("first", 3, 1)
+	for i, p := range first {
+		first[i] = f.bind(p, vs[i].node)
+	}
+	large := f.pods("large", 4, 1)
+	if got := placedCount(f.gang(large, gid("large", 4))); got != 0 {
+		t.Fatalf("setup: %d of large placed beside first", got)
+	}
+	for _, p := range first {
+		f.finish(p)
+	}
+	if got := placedCount(f.gang(large, gid("large", 4))); got != 4 {
+		t.Fatalf("setup: %d of 4 large pods placed after first ended", got)
+	}
+	f.c.failed(large[0], "Insufficient cpu", &effects{})
+
+	long := f.pod("long", 1) // runs an hour: it would delay large
+	if v := f.schedule(long, gid("long", 1)); v.node != "" {
+		t.Fatalf("long placed on %s while large was held off", v.node)
+	}
+	f.clock.Step(2 * time.Second)
+	if got := placedCount(f.gang(large, gid("large", 4))); got != 4 {
+		t.Fatalf("after the hold: %d of 4 large pods placed", got)
+	}
+}

@@ -59,7 +59,7 @@ func (c *cluster) place(p *corev1.Pod, id GroupID, fx *effects) verdict {
 	if gr.state == rejected || gr.state == invalid {
 		return verdict{final: true, reason: "fluence: pod group " + gr.id.Key + " " + gr.reason}
 	}
-	if gr.queuedPods() == 0 && c.now() < gr.holdUntil {
+	if c.now() < gr.holdUntil {
 		return verdict{reason: fmt.Sprintf("fluence: pod group %s is placed again in %ds: a node turned its last placement away", gr.id.Key, gr.holdUntil-c.now())}
 	}
 	if gr.queuedPods() == 0 {
@@ -165,13 +165,17 @@ func (c *cluster) failed(p *corev1.Pod, why string, fx *effects) {
 		return
 	}
 	c.withdraw(gr, a, fmt.Sprintf("node %s turned pod %s away: %s", s.node, describePod(p), why), fx)
-	// The engine and the stock filters disagree about this node; placing
-	// the group again at once would likely choose it again. Hold off for a
-	// few seconds, doubling on each repeat, so a lasting disagreement does
-	// not turn into a hot loop.
+	// The engine and the stock filters disagree about this node (often only
+	// for a moment: the framework's cache has not yet seen a finished pod
+	// go); placing the group again at once would likely choose it again.
+	// Hold off for a few seconds, doubling on each repeat, so a lasting
+	// disagreement does not turn into a hot loop. The group asks again at
+	// once, in its old place, for a start after the hold.
 	gr.holdStep = min(max(2*gr.holdStep, 2), 60)
 	gr.holdUntil = c.now() + gr.holdStep
+	gr.heldSubmit = a.submit
 	c.held[gr.id.Key] = true
+	c.trySubmit(gr, fx)
 }
 
 // permit reports whether the pod's whole allocation is reserved, and which

@@ -233,7 +233,15 @@ func (c *cluster) placeForeign(node string) {
 // submitAlloc queues an allocation request. A request the graph can never
 // hold rejects its group.
 func (c *cluster) submitAlloc(gr *group, a *alloc, fx *effects) {
-	d, err := c.q.Submit(&queue.Group{ID: a.id, Name: gr.id.Key, Priority: int64(gr.priority), Submit: c.now(), Jobspec: a.js})
+	// A group held off after a node turned it away keeps its place in line
+	// and may not start before the hold ends: it holds the reservation, so
+	// the groups behind it cannot take the nodes it waits for meanwhile.
+	a.submit = c.now()
+	var notBefore int64
+	if c.now() < gr.holdUntil {
+		a.submit, notBefore = gr.heldSubmit, gr.holdUntil
+	}
+	d, err := c.q.Submit(&queue.Group{ID: a.id, Name: gr.id.Key, Priority: int64(gr.priority), Submit: a.submit, NotBefore: notBefore, Jobspec: a.js})
 	if err == nil && d.State == queue.Rejected {
 		err = fmt.Errorf("%s", d.Reason)
 	}
@@ -330,7 +338,7 @@ func (gr *group) queuedPods() int {
 // trySubmit queues a request for the pods the group still needs, once
 // enough of them exist.
 func (c *cluster) trySubmit(gr *group, fx *effects) {
-	if gr.state == rejected || gr.state == invalid || c.now() < gr.holdUntil {
+	if gr.state == rejected || gr.state == invalid {
 		return
 	}
 	need := gr.need()

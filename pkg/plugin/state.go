@@ -49,6 +49,7 @@ type alloc struct {
 	start   int64 // engine seconds
 	dur     int64 // planned duration, seconds
 	running bool  // placed by the engine (false while queued)
+	submit  int64 // engine seconds the request was queued at: its place in line
 	// pods, while queued: the pods the request stands for, in slot order.
 	pods []types.UID
 	// recorded is the allocation annotation value written at binding.
@@ -72,6 +73,9 @@ type group struct {
 	// holdUntil (engine seconds) delays the next request after a node
 	// turned the group away; holdStep is the current delay.
 	holdUntil, holdStep int64
+	// heldSubmit is the place in line (submit time) of the request a node
+	// turned away: the request made during the hold keeps it.
+	heldSubmit int64
 	// checked is the graph generation (rebuild count) at which the group
 	// was last judged from its first pods; 0 when never.
 	checked int64
