@@ -31,6 +31,9 @@ type Shortfall struct {
 	Type  string
 	Need  int64
 	Found int64
+	// Unit is the pool unit of Type, if it has one (MiB, m for
+	// millicores), so "cpu: needs 4000m" is not read as 4000 CPUs.
+	Unit string
 }
 
 func (e *Explain) reset() { *e = Explain{} }
@@ -50,7 +53,7 @@ func (e *Explain) String() string {
 		parts = append(parts, fmt.Sprintf("the graph has no %s", m))
 	}
 	for _, t := range e.Totals {
-		parts = append(parts, fmt.Sprintf("%s: needs %d in total, %d available", t.Type, t.Need, t.Found))
+		parts = append(parts, fmt.Sprintf("%s: needs %d%s in total, %d%s available", t.Type, t.Need, t.Unit, t.Found, t.Unit))
 	}
 	for _, s := range e.Short {
 		parts = append(parts, fmt.Sprintf("%s: needs %d, found %d", s.Type, s.Need, s.Found))

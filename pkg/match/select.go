@@ -135,7 +135,12 @@ func (s *selector) rootFits(root int32, need []int64) bool {
 			}
 		}
 		if have < n {
-			s.ex.Totals = append(s.ex.Totals, Shortfall{Type: m.g.TypeName(typeOfDim(d)), Need: n, Found: have})
+			t := typeOfDim(d)
+			unit := ""
+			if vs := m.g.ByType(t); len(vs) > 0 {
+				unit = m.g.Vertex(vs[0]).Unit
+			}
+			s.ex.Totals = append(s.ex.Totals, Shortfall{Type: m.g.TypeName(t), Need: n, Found: have, Unit: unit})
 			ok = false
 		}
 	}

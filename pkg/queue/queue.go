@@ -220,13 +220,16 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 	if q.gen == q.loopGen {
 		prefix = min(q.firstNew, len(q.pending))
 	}
-	kept := q.reserved[:0]
-	for _, e := range q.reserved {
+	var kept []*entry
+	for i, e := range q.reserved {
 		if pos := slices.Index(q.pending, e); pos >= 0 && pos < prefix && e.at > now {
 			kept = append(kept, e)
 			continue
 		}
 		if err := q.m.Cancel(e.g.ID); err != nil {
+			// Leave the queue as it is: the reservations not cancelled
+			// yet are still held.
+			q.reserved = append(kept, q.reserved[i:]...)
 			return nil, fmt.Errorf("queue: cancel reservation of group %d: %w", e.g.ID, err)
 		}
 		e.state = Pending
@@ -253,10 +256,16 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 			q.Skipped++
 			continue
 		}
+		// An internal error ends the loop with the queue consistent:
+		// groups it started stay running, the rest stay pending.
+		fail := func(err error) ([]Decision, error) {
+			q.pending = append(keep, q.pending[pos:]...)
+			return out, err
+		}
 		if e.g.NotBefore > now {
 			d, err := q.holdOff(e, now, reservations < depth)
 			if err != nil {
-				return nil, err
+				return fail(err)
 			}
 			if d.State == Reserved {
 				reservations++
@@ -288,7 +297,7 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 		}
 		res, err := q.m.Match(op, e.g.Jobspec, e.g.ID, now)
 		if err != nil {
-			return nil, err
+			return fail(err)
 		}
 		d := Decision{Group: e.g, At: res.At, Nodes: res.Nodes, Reason: res.Reason}
 		switch res.Status {
@@ -318,7 +327,7 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 			delete(q.byID, e.g.ID)
 			d.Reason = e.reason
 		default:
-			return nil, fmt.Errorf("queue: group %d: unexpected status %s", e.g.ID, res.Status)
+			return fail(fmt.Errorf("queue: group %d: unexpected status %s", e.g.ID, res.Status))
 		}
 		d.State = e.state
 		out = append(out, d)
@@ -490,6 +499,21 @@ func (q *Manager) Extend(id, duration int64) error {
 	q.reserved = q.reserved[:0]
 	q.gen++
 	return q.m.Extend(id, duration)
+}
+
+// SetNodeStatus marks a node vertex up or down. A node coming up frees
+// resources (answers may change, blocked groups get another try); a node
+// going down takes them away from future matches (running groups keep
+// what they hold).
+func (q *Manager) SetNodeStatus(v int32, up bool) error {
+	if !up {
+		return q.m.MarkDown(v)
+	}
+	if err := q.m.MarkUp(v); err != nil {
+		return err
+	}
+	q.freed()
+	return nil
 }
 
 // Freed tells the queue that resources it does not manage were released
