@@ -1,0 +1,215 @@
+package gang
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/fluence-sched/fluence/pkg/match"
+	"github.com/fluence-sched/fluence/pkg/queue"
+)
+
+// Config are the core's settings.
+type Config struct {
+	MatchPolicy string // default lonode
+	Queue       queue.Config
+	// RackLabel is the node label naming a node's rack; "" for no rack
+	// level in the graph.
+	RackLabel string
+	// DefaultDuration is the planned run time, in seconds, of a group
+	// whose pods declare none. Default 3600.
+	DefaultDuration int64
+	// TicksPerSecond is the unit of the times passed in: 1 when they are
+	// seconds (the scheduler), 1000 for milliseconds (the simulator).
+	// Default 1.
+	TicksPerSecond int64
+	// RunID distinguishes this run's allocation records from those of an
+	// earlier run (the scheduler uses its start time).
+	RunID string
+	// Observe, if set, is told how each queue loop went; it must not call
+	// back into the core.
+	Observe func(LoopStats)
+}
+
+// LoopStats describe one queue loop.
+type LoopStats struct {
+	Decisions, Skipped int
+	Rebuilt            bool
+}
+
+// Core is the gang lifecycle: groups, their allocations and slots, holds,
+// overruns, pods other schedulers bound, node changes, replay after a
+// restart, and the queue placing groups on the engine. It is deterministic
+// and not safe for concurrent use: the caller serialises calls and carries
+// out the Effects it takes with Ready.
+type Core struct {
+	cfg Config
+
+	nodes map[string]*Node
+	// dirty: the node set changed in a way only a new graph shows (a node
+	// added or removed, its capacity changed): rebuild before deciding.
+	dirty bool
+	// nodeGen counts node changes that can change a constraint's answer
+	// (a node added, removed or relabelled, its taints): queued requests
+	// made at an older generation are rebuilt.
+	nodeGen int64
+	// graphGen counts graph rebuilds.
+	graphGen int64
+	m        *match.Matcher
+	q        *queue.Manager
+	// vertexOf maps node names to their vertices in the current graph.
+	vertexOf   map[string]int32
+	lastExtend int64
+	nextID     int64
+
+	groups  map[string]*group // by GroupID.Key
+	podKey  map[string]string // UID -> group key
+	byAlloc map[int64]*group
+	// held: groups a node turned away, waiting out their hold.
+	held map[string]bool
+
+	// foreign pods (bound by others, or without a record) by node; each
+	// node's sum is one engine job.
+	foreign    map[string]map[string]Resources
+	foreignJob map[string]int64
+	// foreignNode is the node of each foreign pod, by UID.
+	foreignNode map[string]string
+	// overloaded nodes hold more than the engine had free: nothing new
+	// goes there until it fits again.
+	overloaded map[string]bool
+
+	fx  effects
+	now int64
+}
+
+// New returns an empty core.
+func New(cfg Config) (*Core, error) {
+	if cfg.MatchPolicy == "" {
+		cfg.MatchPolicy = "lonode"
+	}
+	if _, err := match.LookupPolicy(cfg.MatchPolicy); err != nil {
+		return nil, err
+	}
+	if err := cfg.Queue.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.TicksPerSecond <= 0 {
+		cfg.TicksPerSecond = 1
+	}
+	if cfg.DefaultDuration <= 0 {
+		cfg.DefaultDuration = 3600
+	}
+	return &Core{
+		cfg:        cfg,
+		nodes:      map[string]*Node{},
+		dirty:      true,
+		groups:     map[string]*group{},
+		podKey:     map[string]string{},
+		byAlloc:    map[int64]*group{},
+		held:       map[string]bool{},
+		foreign:    map[string]map[string]Resources{},
+		foreignJob: map[string]int64{},
+		overloaded: map[string]bool{},
+	}, nil
+}
+
+// Ready returns the effects of everything since the last call.
+func (c *Core) Ready() Effects { return c.fx.take() }
+
+func (c *Core) seconds(s int64) int64 { return s * c.cfg.TicksPerSecond }
+
+func (c *Core) advance(now int64) {
+	if now > c.now {
+		c.now = now
+	}
+}
+
+func (c *Core) newID() int64 {
+	c.nextID++
+	return c.nextID
+}
+
+// sortedGroups returns the groups in key order.
+func (c *Core) sortedGroups() []*group {
+	out := make([]*group, 0, len(c.groups))
+	for _, g := range c.groups {
+		out = append(out, g)
+	}
+	slices.SortFunc(out, func(a, b *group) int { return cmp.Compare(a.id.Key, b.id.Key) })
+	return out
+}
+
+// explain records an event unless it repeats the group's last one:
+// warnings go to every pod of the group, progress to its first pod only,
+// to keep the event stream readable.
+func (c *Core) explain(g *group, warning bool, reason, note string) {
+	if g.lastEvent == reason+note {
+		return
+	}
+	g.lastEvent = reason + note
+	for i, p := range g.sortedMembers() {
+		if i > 0 && !warning {
+			break
+		}
+		c.fx.out.Events = append(c.fx.out.Events, Event{Pod: p.ref(), Warning: warning, Reason: reason, Note: note})
+	}
+}
+
+// condition records a group's condition when it changed; only groups
+// defined by an object (a PodGroup) have one.
+func (c *Core) condition(g *group, st ConditionStatus, msg string) {
+	if g.id.Source != SourcePodGroup {
+		return
+	}
+	cond := Condition{Group: g.id, Status: st, Message: msg}
+	if g.lastCondition == cond {
+		return
+	}
+	g.lastCondition = cond
+	c.fx.out.Conditions = append(c.fx.out.Conditions, cond)
+}
+
+// reject marks a group impossible and tells its pods why.
+func (c *Core) reject(g *group, why string) {
+	g.state, g.reason = rejected, why
+	c.condition(g, Unsatisfiable, why)
+	c.explain(g, true, "FluenceGroupRejected", fmt.Sprintf("pod group %s (%d pods): %s", g.id.Key, g.id.Size, why))
+}
+
+// Stats are counts for metrics.
+type Stats struct {
+	Groups        map[string]int // by phase
+	Pending       int            // requests in the queue
+	GraphRebuilds int64
+}
+
+// Stats returns counts for metrics.
+func (c *Core) Stats() Stats {
+	s := Stats{Groups: map[string]int{}, GraphRebuilds: c.graphGen}
+	for _, n := range groupStateNames {
+		s.Groups[n] = 0
+	}
+	for _, g := range c.groups {
+		s.Groups[g.phase().String()]++
+	}
+	if c.q != nil {
+		s.Pending = len(c.q.Pending()) + len(c.q.Blocked())
+	}
+	return s
+}
+
+// Waits reports whether the pod's group is known and waits on something
+// only the core can see change (its own pods, freed resources, a hold):
+// the core wakes its pods itself, so other pods' events need not. A pod
+// the core does not know (not yet through a scheduling cycle) may be
+// helped by any event.
+func (c *Core) Waits(uid string) bool {
+	_, ok := c.podKey[uid]
+	return ok
+}
+
+// GroupOf returns the key of the pod's group, if the core knows it.
+func (c *Core) GroupOf(uid string) (string, bool) {
+	k, ok := c.podKey[uid]
+	return k, ok
+}

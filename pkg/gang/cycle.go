@@ -1,0 +1,202 @@
+package gang
+
+import "fmt"
+
+// Place answers a pod's scheduling cycle (PreFilter): where the pod goes,
+// or why it waits. id is the pod's resolved group.
+func (c *Core) Place(p Pod, id GroupID, now int64) Verdict {
+	c.advance(now)
+	if p.NodeName != "" || p.Done {
+		return Verdict{Final: true, Reason: "fluence: pod " + p.String() + " is already bound or ended"}
+	}
+	g := c.addMember(&p, id)
+	if g.id.Size != id.Size {
+		why := fmt.Sprintf("pods of group %s disagree on its size: %s says %d, others say %d", id.Key, p.String(), id.Size, g.id.Size)
+		if g.state != invalid || g.reason != why {
+			g.state, g.reason = invalid, why
+			c.explain(g, true, "FluenceInvalidGroup", why)
+		}
+		return Verdict{Final: true, Reason: why}
+	}
+	if !c.ensureEngine() {
+		return waitf("no resource graph yet (no nodes?)")
+	}
+	if node, ok := c.slotFor(g, &p); ok {
+		return Verdict{Node: node}
+	}
+	if g.state == invalid || g.state == rejected {
+		return Verdict{Final: true, Reason: "fluence: pod group " + g.id.Key + " " + g.reason}
+	}
+	c.trySubmit(g)
+	if g.queuedPods() > 0 {
+		// Cheap when nothing changed: the queue skips matches whose
+		// answer cannot have changed.
+		c.schedule()
+	}
+	// This pod is in its scheduling cycle now: activating it would only
+	// make the framework try it once more.
+	delete(c.fx.activate, p.UID)
+	if node, ok := c.slotFor(g, &p); ok {
+		return Verdict{Node: node}
+	}
+	if g.state == rejected || g.state == invalid {
+		return Verdict{Final: true, Reason: "fluence: pod group " + g.id.Key + " " + g.reason}
+	}
+	if c.now < g.holdUntil {
+		return waitf("pod group %s is placed again in %ds: a node turned its last placement away", g.id.Key, (g.holdUntil-c.now+c.cfg.TicksPerSecond-1)/c.cfg.TicksPerSecond)
+	}
+	if g.queuedPods() == 0 {
+		have := len(c.unslotted(g)) + g.liveSlots()
+		if have < int(g.id.Size) {
+			c.condition(g, Waiting, fmt.Sprintf("waiting for pods: %d of %d exist", have, g.id.Size))
+			return waitf("waiting for the pods of group %s: %d of %d exist", g.id.Key, have, g.id.Size)
+		}
+		return waitf("group %s already has its %d pods placed; this pod waits for a slot", g.id.Key, g.id.Size)
+	}
+	return Verdict{Reason: "fluence: pod group " + g.id.Key + " " + g.reason}
+}
+
+// slotFor returns the pod's node if it holds a slot, taking over a vacant
+// slot of the same shape and requirements (its first pod went away after
+// others bound).
+func (c *Core) slotFor(g *group, p *Pod) (string, bool) {
+	if _, s := g.slotOf(p.UID); s != nil {
+		return s.node, true
+	}
+	shape, req := ShapeOf(p.Requests), filterKey(p)
+	for _, a := range g.allocs {
+		if !a.running {
+			continue
+		}
+		for _, s := range a.slots {
+			if s.pod == "" && !s.done && s.shape == shape && s.requires == req {
+				s.pod, s.name = p.UID, p.String()
+				return s.node, true
+			}
+		}
+	}
+	return "", false
+}
+
+// podSlot finds the pod's group, allocation and slot; the error names
+// the pod and what it lacks.
+func (c *Core) podSlot(uid string) (*group, *alloc, *slot, error) {
+	g := c.groups[c.podKey[uid]]
+	if g == nil {
+		return nil, nil, nil, fmt.Errorf("fluence: pod %s has no group", c.name(uid))
+	}
+	a, s := g.slotOf(uid)
+	if s == nil {
+		return g, nil, nil, fmt.Errorf("fluence: pod %s holds no slot in group %s", c.name(uid), g.id.Key)
+	}
+	return g, a, s, nil
+}
+
+func (c *Core) name(uid string) string {
+	if g := c.groups[c.podKey[uid]]; g != nil {
+		if p := g.members[uid]; p != nil {
+			return p.String()
+		}
+	}
+	return "uid " + uid
+}
+
+// Reserve marks the pod's slot taken.
+func (c *Core) Reserve(uid, node string) error {
+	_, _, s, err := c.podSlot(uid)
+	if err != nil {
+		return err
+	}
+	if s.node != node {
+		return fmt.Errorf("fluence: pod %s was placed on %s, not %s", c.name(uid), s.node, node)
+	}
+	s.reserved = true
+	return nil
+}
+
+// Unreserve handles a failure after Reserve (Permit rejected or timed out,
+// a later plugin or the binding failed). The allocation is withdrawn while
+// none of it was let through; afterwards the pod keeps its slot and tries
+// to bind again there.
+func (c *Core) Unreserve(uid string, now int64) {
+	c.advance(now)
+	g, a, s, err := c.podSlot(uid)
+	if err != nil {
+		return
+	}
+	s.reserved = false
+	if a.withdrawable() {
+		c.withdraw(g, a, fmt.Sprintf("pod %s failed after it was reserved on %s", c.name(uid), s.node))
+		return
+	}
+	if p := g.members[uid]; p != nil {
+		c.fx.activatePod(p.ref())
+	}
+}
+
+// TurnedAway handles a pod its node turned away although the engine
+// placed it there (the stock filters disagree: a taint, a port, a volume,
+// or a finished pod the framework's cache still counts). The allocation is
+// withdrawn while it may be, and the group is held off for a moment.
+func (c *Core) TurnedAway(uid, why string, now int64) {
+	c.advance(now)
+	g, a, s, err := c.podSlot(uid)
+	if err != nil || !a.withdrawable() {
+		return
+	}
+	c.withdraw(g, a, fmt.Sprintf("node %s turned pod %s away: %s", s.node, c.name(uid), why))
+	// Placing the group again at once would likely choose the same node:
+	// hold off for a few seconds, doubling on each repeat, so a lasting
+	// disagreement does not become a hot loop. The group asks again at
+	// once, in its old place, for a start after the hold.
+	g.holdStep = min(max(2*g.holdStep, c.seconds(2)), c.seconds(60))
+	g.holdUntil = c.now + g.holdStep
+	g.heldSubmit = a.submit
+	c.held[g.id.Key] = true
+	c.trySubmit(g)
+}
+
+// Permit reports whether the pod's whole allocation is reserved. When it
+// is, the allocation is committed and its other waiting pods are let
+// through (Effects.Allow).
+func (c *Core) Permit(uid string) (bool, error) {
+	g, a, s, err := c.podSlot(uid)
+	if err != nil {
+		return false, err
+	}
+	s.reserved = true
+	var siblings []Ref
+	for _, o := range a.slots {
+		if o.pod == "" || o.done || o.bound {
+			continue
+		}
+		if !o.reserved {
+			return false, nil
+		}
+		if o.pod != uid {
+			if p := g.members[o.pod]; p != nil {
+				siblings = append(siblings, p.ref())
+			}
+		}
+	}
+	a.committed = true
+	c.fx.out.Allow = append(c.fx.out.Allow, siblings...)
+	return true, nil
+}
+
+// Bound marks a pod bound once its binding succeeded, before the
+// informer says so.
+func (c *Core) Bound(uid string) {
+	if _, _, s, err := c.podSlot(uid); err == nil {
+		s.bound = true
+	}
+}
+
+// Record returns the allocation record to write on a pod at binding; ""
+// for a pod outside any allocation.
+func (c *Core) Record(uid string) string {
+	if _, a, _, err := c.podSlot(uid); err == nil {
+		return a.recorded
+	}
+	return ""
+}

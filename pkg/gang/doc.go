@@ -1,0 +1,55 @@
+// Package gang is the group lifecycle of fluence: the deterministic core
+// that decides, for the kube-scheduler plugin and the simulator alike,
+// where a pod group goes and what becomes of it until its last pod ends.
+//
+// # Model
+//
+// The core is a state machine. Its inputs are events, each with the time
+// (an integer, in the caller's ticks): a node added, changed or removed
+// (NodeSet, NodeRemoved); a pod seen or gone (PodSeen, PodRemoved), whoever
+// scheduled it; and the steps of a pod's scheduling cycle (Place, Reserve,
+// Permit, Bound, Unreserve, TurnedAway), plus Tick, the periodic loop. Its
+// output is a list of effects the caller carries out (Ready): wake these
+// pods, let these waiting pods bind, turn these away with this message,
+// record these events and group conditions. It imports no Kubernetes
+// package, reads no clock, starts no goroutine and takes no lock; map
+// order never reaches a decision.
+//
+// It owns:
+//
+//   - the graph, built from the nodes (BuildGraph: zone, rack, node, and
+//     per node a cpu pool in millicores, a memory pool in MiB, GPUs and a
+//     pool of pod places). Up/down and label changes are applied in place;
+//     a node added or removed, or new capacity, rebuilds the graph and
+//     replays everything that holds resources.
+//   - groups, keyed by GroupID.Key, with their member pods, allocations
+//     (one engine job each) and slots (one pod on one node each).
+//   - the queue (pkg/queue) over the matcher (pkg/match), which decides
+//     which group starts, which holds a reservation, which waits.
+//   - foreign load: pods bound by others, summed per node into one job.
+//
+// # A group's life
+//
+//	gathering --(size pods exist)--> queued --(engine places it)--> placed
+//	    ^                               |                              |
+//	    |                               +--(can never fit)--> rejected |
+//	    +------(withdrawn: a pod went away, a node turned it away)-----+
+//
+// Placing a group pins each pod to its slot's node; Place answers a pod's
+// cycle with that node. Reserve marks the slot; Permit holds pods until
+// every pod of the allocation is reserved, then commits the allocation and
+// lets them all through. Before commit, any failure withdraws the whole
+// allocation; after, a pod whose binding failed keeps its slot and binds
+// there on its next try, so a group is never left partly bound. An
+// allocation is released when every pod holding it ended.
+//
+// A pod's node constraints (NodeFilter: selectors, affinity, taints,
+// requirements) are evaluated against the nodes each time a request is
+// built, and queued requests are rebuilt whenever the nodes change, so a
+// waiting group sees new nodes at once; a rejected group is judged again
+// when the nodes change.
+//
+// Framework drives the core the way kube-scheduler drives the plugin,
+// without an API server: the simulator and the scripted tests
+// (testdata/scripts) use it.
+package gang

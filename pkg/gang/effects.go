@@ -1,0 +1,96 @@
+package gang
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Effects are what the caller must do after feeding the core events: the
+// core decides, the caller only carries the decisions out. Take them with
+// Core.Ready after every call (or batch of calls).
+type Effects struct {
+	// Activate: pods to send to a scheduling cycle now (their group was
+	// placed, withdrawn, or may be placed again). Sorted by namespace and
+	// name, each once.
+	Activate []Ref
+	// Allow: pods waiting at Permit that may now bind.
+	Allow []Ref
+	// Reject: pods waiting at Permit to turn away, each with its group's
+	// own message.
+	Reject []Rejection
+	// Events to record on pods.
+	Events []Event
+	// Conditions: a group's condition changed (only groups that name an
+	// object: a PodGroup).
+	Conditions []Condition
+}
+
+// Rejection turns a waiting pod away.
+type Rejection struct {
+	Pod     Ref
+	Message string
+}
+
+// Event is a Kubernetes event on a pod.
+type Event struct {
+	Pod     Ref
+	Warning bool
+	Reason  string
+	Note    string
+}
+
+// ConditionStatus is where a group stands, as a condition shows it.
+type ConditionStatus uint8
+
+const (
+	// Scheduled: the group is placed whole.
+	Scheduled ConditionStatus = iota + 1
+	// Waiting: the group waits for its pods or for resources.
+	Waiting
+	// Unsatisfiable: the group can never be placed as it is.
+	Unsatisfiable
+)
+
+var conditionNames = [...]string{"", "Scheduled", "Waiting", "Unsatisfiable"}
+
+func (s ConditionStatus) String() string { return conditionNames[s] }
+
+// Condition is a group's status for the object that defines it.
+type Condition struct {
+	Group   GroupID
+	Status  ConditionStatus
+	Message string
+}
+
+// Empty reports whether there is nothing to do.
+func (e *Effects) Empty() bool {
+	return len(e.Activate) == 0 && len(e.Allow) == 0 && len(e.Reject) == 0 && len(e.Events) == 0 && len(e.Conditions) == 0
+}
+
+// effects collects Effects while the core works.
+type effects struct {
+	activate map[string]Ref
+	out      Effects
+}
+
+func (e *effects) activatePod(r Ref) {
+	if e.activate == nil {
+		e.activate = map[string]Ref{}
+	}
+	e.activate[r.UID] = r
+}
+
+func (e *effects) take() Effects {
+	out := e.out
+	for _, r := range e.activate {
+		out.Activate = append(out.Activate, r)
+	}
+	slices.SortFunc(out.Activate, func(a, b Ref) int {
+		if c := cmp.Compare(a.Namespace, b.Namespace); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	*e = effects{}
+	return out
+}

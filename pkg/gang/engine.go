@@ -1,0 +1,497 @@
+package gang
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/fluence-sched/fluence/pkg/match"
+	"github.com/fluence-sched/fluence/pkg/queue"
+)
+
+// ensureEngine rebuilds the graph when the node set or a node's capacity
+// changed, and replays everything that holds resources: allocations at
+// their nodes, foreign pods at theirs, and the queued requests in their
+// order. It reports whether there is an engine to decide with.
+func (c *Core) ensureEngine() bool {
+	if !c.dirty && c.m != nil {
+		return true
+	}
+	if len(c.nodes) == 0 {
+		return false
+	}
+	g, err := BuildGraph(c.sortedNodes(), c.cfg.RackLabel)
+	if err != nil {
+		return c.m != nil // keep the old picture; NodeSet validated what it could
+	}
+	m, err := match.New(g, match.Options{Policy: c.cfg.MatchPolicy})
+	if err != nil {
+		return c.m != nil
+	}
+	q, err := queue.New(m, c.cfg.Queue)
+	if err != nil {
+		return c.m != nil
+	}
+	c.dirty = false
+	c.graphGen++
+	c.m, c.q = m, q
+	c.vertexOf = map[string]int32{}
+	nodeType, _ := g.LookupType("node")
+	for _, v := range g.ByType(nodeType) {
+		c.vertexOf[g.Vertex(v).Name] = v
+	}
+	c.overloaded = map[string]bool{}
+	c.foreignJob = map[string]int64{}
+
+	// Allocations first: they were placed by this scheduler and checked;
+	// foreign pods that no longer fit beside them mark their node.
+	var requeue []*alloc
+	for _, gr := range c.sortedGroups() {
+		kept := gr.allocs[:0]
+		for _, a := range gr.allocs {
+			if !a.running {
+				requeue = append(requeue, a)
+				kept = append(kept, a)
+				continue
+			}
+			if c.replay(gr, a) {
+				kept = append(kept, a)
+			}
+		}
+		gr.allocs = kept
+	}
+	for _, node := range slices.Sorted(maps.Keys(c.foreign)) {
+		c.placeForeign(node)
+	}
+	for _, node := range slices.Sorted(maps.Keys(c.overloaded)) {
+		c.withdrawOverloaded(node)
+	}
+	slices.SortFunc(requeue, func(a, b *alloc) int { return cmp.Compare(a.id, b.id) })
+	for _, a := range requeue {
+		if gr := c.byAlloc[a.id]; gr != nil {
+			c.resubmit(gr, a)
+		}
+	}
+	return true
+}
+
+// replay commits a running allocation on a fresh graph at its nodes. Slots
+// on nodes that are gone are dropped (their pods went with the node). It
+// reports whether the allocation still holds anything.
+func (c *Core) replay(g *group, a *alloc) bool {
+	var keep []*slot
+	for _, s := range a.slots {
+		if _, ok := c.nodes[s.node]; ok && !s.done {
+			keep = append(keep, s)
+		}
+	}
+	if len(keep) == 0 {
+		delete(c.byAlloc, a.id)
+		return false
+	}
+	shapes := make([]Shape, len(keep))
+	for i, s := range keep {
+		shapes[i] = s.shape
+	}
+	rem := int64(0)
+	if a.dur > 0 {
+		rem = max(1, a.start+a.dur-c.now)
+	}
+	js, groups, err := groupJobspec(shapes, nil, nil, rem)
+	if err != nil {
+		a.slots = keep
+		return true
+	}
+	a.js, a.start, a.dur = js, c.now, rem
+	// The jobspec orders slots by shape; order ours to match.
+	var ordered []*slot
+	var vertices []int32
+	for _, sg := range groups {
+		for _, i := range sg.pods {
+			ordered = append(ordered, keep[i])
+			vertices = append(vertices, c.vertexOf[keep[i].node])
+		}
+	}
+	a.slots = ordered
+	d, err := c.q.Place(&queue.Group{ID: a.id, Name: g.id.Key, Submit: c.now, Jobspec: a.js}, vertices, c.now)
+	if err != nil || d.State != queue.Running {
+		// The pods are there whatever the engine thinks: keep new work off
+		// their nodes.
+		for _, s := range a.slots {
+			c.setOverloaded(s.node, true)
+		}
+	}
+	return true
+}
+
+// setOverloaded marks a node as taking no new work, or clears the mark.
+func (c *Core) setOverloaded(node string, on bool) {
+	if c.overloaded[node] == on {
+		return
+	}
+	if on {
+		c.overloaded[node] = true
+	} else {
+		delete(c.overloaded, node)
+	}
+	c.applyStatus(node)
+}
+
+// placeForeign (re)commits the summed requests of a node's foreign pods
+// as one engine job.
+func (c *Core) placeForeign(node string) {
+	if id, ok := c.foreignJob[node]; ok {
+		_ = c.q.Remove(id)
+		delete(c.foreignJob, node)
+	}
+	pods := c.foreign[node]
+	if len(pods) == 0 {
+		delete(c.foreign, node)
+		c.setOverloaded(node, false)
+		return
+	}
+	v, ok := c.vertexOf[node]
+	if !ok {
+		return // not in the graph yet; the next rebuild places them
+	}
+	var sum Resources
+	for _, uid := range slices.Sorted(maps.Keys(pods)) {
+		r := pods[uid]
+		sum.MilliCPU += r.MilliCPU
+		sum.MemoryBytes += r.MemoryBytes
+		sum.GPU += r.GPU
+	}
+	js, groups, err := groupJobspec([]Shape{ShapeOf(sum)}, nil, nil, 0)
+	if err != nil || len(groups) != 1 {
+		return
+	}
+	// One slot holds the node's whole foreign load but counts one pod:
+	// pod places are not tracked for foreign pods.
+	id := c.newID()
+	d, err := c.q.Place(&queue.Group{ID: id, Name: "foreign/" + node, Jobspec: js}, []int32{v}, c.now)
+	if err != nil || d.State != queue.Running {
+		c.setOverloaded(node, true)
+		return
+	}
+	c.foreignJob[node] = id
+	c.setOverloaded(node, false)
+}
+
+// withdrawOverloaded withdraws the allocations still withdrawable on a
+// node another scheduler just filled (it bound a pod there before this
+// scheduler's pods were bound). The groups are placed again elsewhere.
+func (c *Core) withdrawOverloaded(node string) {
+	if !c.overloaded[node] {
+		return
+	}
+	for _, g := range c.sortedGroups() {
+		for _, a := range slices.Clone(g.allocs) {
+			if !a.running || !a.withdrawable() {
+				continue
+			}
+			if slices.ContainsFunc(a.slots, func(s *slot) bool { return s.node == node }) {
+				c.withdraw(g, a, "another scheduler bound a pod to "+node+" first")
+			}
+		}
+	}
+	c.placeForeign(node) // now that the node's own allocations are gone
+}
+
+// resubmit queues a request again, keeping its place in line: after a
+// rebuild, or when the nodes changed since its constraints were
+// evaluated.
+func (c *Core) resubmit(g *group, a *alloc) {
+	if c.q != nil {
+		_ = c.q.Remove(a.id)
+	}
+	c.dropAlloc(g, a)
+	c.submitPods(g, c.podsByUID(g, a.pods), a.submit)
+}
+
+func (c *Core) podsByUID(g *group, uids []string) []*Pod {
+	var out []*Pod
+	for _, u := range uids {
+		if p := g.members[u]; p != nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// refreshRequests rebuilds queued requests whose constraints were
+// evaluated against older nodes, so a waiting group sees the nodes as
+// they are: new nodes of its pool, changed labels, lifted taints.
+func (c *Core) refreshRequests() {
+	for _, g := range c.sortedGroups() {
+		for _, a := range slices.Clone(g.allocs) {
+			if a.running || a.nodeGen == c.nodeGen {
+				continue
+			}
+			if !slices.ContainsFunc(c.podsByUID(g, a.pods), func(p *Pod) bool { return p.Filter != nil }) {
+				a.nodeGen = c.nodeGen
+				continue
+			}
+			c.resubmit(g, a)
+		}
+	}
+}
+
+// trySubmit queues a request for the pods the group still needs, once
+// enough of them exist.
+func (c *Core) trySubmit(g *group) {
+	if g.state == rejected || g.state == invalid {
+		return
+	}
+	need := g.need()
+	if need <= 0 {
+		return
+	}
+	free := c.unslotted(g)
+	if len(free) < need {
+		c.checkEarly(g, free, need)
+		return
+	}
+	submit := c.now
+	if c.now < g.holdUntil {
+		submit = g.heldSubmit
+	}
+	c.submitPods(g, free[:need], submit)
+}
+
+// submitPods queues one request for the pods at the given place in line.
+// A request the graph can never hold rejects its group.
+func (c *Core) submitPods(g *group, pods []*Pod, submit int64) {
+	if len(pods) == 0 {
+		return
+	}
+	js, slots, err := c.groupRequest(g, pods, 0)
+	if err != nil {
+		c.reject(g, "cannot be placed: "+err.Error())
+		return
+	}
+	a := &alloc{id: c.newID(), js: js, submit: submit, nodeGen: c.nodeGen, dur: js.Duration}
+	for _, sg := range slots {
+		for _, i := range sg.pods {
+			a.pods = append(a.pods, pods[i].UID)
+			a.slots = append(a.slots, &slot{shape: sg.shape, requires: filterKey(pods[i])})
+		}
+	}
+	g.allocs = append(g.allocs, a)
+	c.byAlloc[a.id] = g
+	g.priority = 0
+	for _, p := range pods {
+		g.priority = max(g.priority, p.Priority)
+	}
+	// A group held off after a node turned it away keeps its place in line
+	// and may not start before the hold ends: it holds the reservation, so
+	// the groups behind it cannot take what it waits for meanwhile.
+	var notBefore int64
+	if c.now < g.holdUntil {
+		notBefore = g.holdUntil
+	}
+	d, err := c.q.Submit(&queue.Group{ID: a.id, Name: g.id.Key, Priority: int64(g.priority), Submit: submit, NotBefore: notBefore, Jobspec: js})
+	if err == nil && d.State == queue.Rejected {
+		err = fmt.Errorf("%s", d.Reason)
+	}
+	if err != nil {
+		c.dropAlloc(g, a)
+		c.reject(g, "cannot be placed on this cluster: "+err.Error())
+		return
+	}
+	g.state = queued
+}
+
+// unslotted returns the group's unbound pods that hold no slot and are
+// not part of a queued request, oldest first.
+func (c *Core) unslotted(g *group) []*Pod {
+	taken := map[string]bool{}
+	for _, a := range g.allocs {
+		for _, u := range a.pods {
+			taken[u] = true
+		}
+		for _, s := range a.slots {
+			if s.pod != "" {
+				taken[s.pod] = true
+			}
+		}
+	}
+	var out []*Pod
+	for _, p := range g.sortedMembers() {
+		if !taken[p.UID] && p.NodeName == "" && !p.Deleting {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// checkEarly rejects a group that cannot fit even before all its pods
+// exist: the pods seen so far, plus the smallest pod possible (1
+// millicore, any node) for each one still missing, are already more than
+// the cluster can ever hold (a PodGroup of 50 on 8 nodes). It is a lower
+// bound, so a group that could fit is never rejected by it. It runs once
+// per group and graph.
+func (c *Core) checkEarly(g *group, free []*Pod, need int) {
+	if len(free) == 0 || g.checked == c.graphGen {
+		return
+	}
+	g.checked = c.graphGen
+	js, _, err := c.groupRequest(g, free, need-len(free))
+	if err != nil {
+		c.reject(g, "cannot be placed: "+err.Error())
+		return
+	}
+	res, err := c.m.Match(match.Satisfiability, js, 0, c.now)
+	if err == nil && res.Status != match.Satisfiable {
+		c.reject(g, fmt.Sprintf("cannot be placed on this cluster (judged from %d of its %d pods, the rest counted as the smallest pod possible): %s: %s", len(free), g.id.Size, res.Status, res.Reason))
+	}
+}
+
+// Tick runs a queue loop when something may have changed: a group waits,
+// the nodes changed, or a hold ended. The caller runs it when resources
+// are freed and about once a second, so reservations come due and
+// overrunning allocations are extended.
+func (c *Core) Tick(now int64) {
+	c.advance(now)
+	if c.m != nil && !c.dirty && len(c.q.Pending()) == 0 && len(c.q.Blocked()) == 0 && !c.holdEnded() && !c.waitingGroups() {
+		return
+	}
+	if !c.ensureEngine() {
+		return
+	}
+	for _, g := range c.sortedGroups() {
+		c.trySubmit(g)
+	}
+	c.schedule()
+}
+
+// waitingGroups reports whether a group has pods enough to ask but no
+// request (its request was dropped, say by a pod that went away).
+func (c *Core) waitingGroups() bool {
+	for _, g := range c.groups {
+		if g.state != rejected && g.state != invalid && g.need() > 0 && len(c.unslotted(g)) >= g.need() {
+			return true
+		}
+	}
+	return false
+}
+
+// holdEnded reports whether a held group's hold is over, and forgets
+// groups whose hold is over (the loop submits them now).
+func (c *Core) holdEnded() bool {
+	ended := false
+	for _, key := range slices.Sorted(maps.Keys(c.held)) {
+		if g := c.groups[key]; g == nil || c.now >= g.holdUntil {
+			delete(c.held, key)
+			ended = true
+		}
+	}
+	return ended
+}
+
+// schedule runs one queue loop and applies its decisions.
+func (c *Core) schedule() {
+	c.refreshRequests()
+	c.extendOverruns()
+	ds, err := c.q.Schedule(c.now)
+	if c.cfg.Observe != nil {
+		c.cfg.Observe(LoopStats{Decisions: len(ds)})
+	}
+	for _, d := range ds {
+		g := c.byAlloc[d.Group.ID]
+		if g == nil {
+			continue
+		}
+		a := g.allocByID(d.Group.ID)
+		if a == nil {
+			continue
+		}
+		switch d.State {
+		case queue.Running:
+			c.started(g, a, d.At)
+		case queue.Reserved:
+			g.reservedAt = d.At
+			g.reason = fmt.Sprintf("waiting for resources; reserved to start in %ds (%s)", (d.At-c.now)/c.cfg.TicksPerSecond, shortReason(d.Reason))
+			c.condition(g, Waiting, g.reason)
+			c.explain(g, false, "FluenceGroupReserved", fmt.Sprintf("pod group %s (%d pods) %s", g.id.Key, g.id.Size, g.reason))
+		case queue.Pending, queue.Blocked:
+			g.reservedAt = -1
+			g.reason = "waiting for resources: " + shortReason(d.Reason)
+			c.condition(g, Waiting, g.reason)
+			c.explain(g, false, "FluenceGroupWaiting", fmt.Sprintf("pod group %s (%d pods) is %s", g.id.Key, g.id.Size, g.reason))
+		case queue.Rejected:
+			c.dropAlloc(g, a)
+			c.reject(g, "cannot be placed on this cluster: "+d.Reason)
+		}
+	}
+	_ = err // a failed loop left the queue consistent; the next one tries again
+}
+
+func shortReason(r string) string {
+	if r == "" {
+		return "the cluster is busy"
+	}
+	return r
+}
+
+// started records where the engine put an allocation's pods and wakes
+// them.
+func (c *Core) started(g *group, a *alloc, at int64) {
+	info, ok := c.m.Info(a.id)
+	if !ok || len(info.Slots) != len(a.slots) {
+		return
+	}
+	a.running, a.start = true, at
+	g.holdStep = 0
+	a.dur = info.Duration
+	a.recorded = fmt.Sprintf("%s@%s-%d", g.id.Key, c.cfg.RunID, a.id)
+	for i, sp := range info.Slots {
+		a.slots[i].node = sp.Node
+		a.slots[i].pod = a.pods[i]
+		if p := g.members[a.pods[i]]; p != nil {
+			a.slots[i].name = p.String()
+		}
+	}
+	a.pods = nil
+	g.reservedAt, g.reason, g.state = -1, "", gathering
+	if g.liveSlots() >= int(g.id.Size) {
+		g.state = placed
+	}
+	for _, s := range a.slots {
+		if p := g.members[s.pod]; p != nil {
+			c.fx.activatePod(p.ref())
+		}
+	}
+	c.condition(g, Scheduled, fmt.Sprintf("%d pods placed", len(a.slots)))
+	if len(a.slots) == 1 {
+		return // the scheduler's own Scheduled event says it all
+	}
+	var where []string
+	for _, n := range info.Nodes {
+		where = append(where, n.Name)
+	}
+	c.explain(g, false, "FluenceGroupPlaced", fmt.Sprintf("pod group %s: %d pods placed on %s", g.id.Key, len(a.slots), joinNames(where)))
+}
+
+// extendOverruns lengthens allocations about to pass their planned end:
+// their pods still run and still hold what they use. A Kubernetes pod is
+// not killed at its declared duration as a Flux job would be.
+func (c *Core) extendOverruns() {
+	if c.now == c.lastExtend {
+		return
+	}
+	c.lastExtend = c.now
+	for _, g := range c.sortedGroups() {
+		for _, a := range g.allocs {
+			if !a.running || a.dur <= 0 || a.start+a.dur > c.now+1 {
+				continue
+			}
+			// Small steps: a job just past its end usually ends soon, and
+			// every step pushes the reservations behind it.
+			nd := (c.now - a.start) + max(a.dur/10, c.seconds(2))
+			if err := c.q.Extend(a.id, nd); err == nil {
+				a.dur = nd
+			}
+		}
+	}
+}

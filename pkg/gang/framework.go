@@ -1,0 +1,184 @@
+package gang
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Framework drives a Core the way kube-scheduler drives the plugin: pods
+// wait in a queue, each scheduling cycle asks Place for one pod, a pod
+// with a node is reserved and held at Permit until its allocation is
+// whole, then bound. It is deterministic (pods are tried in queue order:
+// priority, then creation, then name) and binds instantly, so the
+// simulator and the core's scripted tests run the scheduler's lifecycle
+// without an API server.
+type Framework struct {
+	Core *Core
+	// Bind is called for each pod let through Permit; an error is a
+	// failed binding (the pod is unreserved and tried again).
+	Bind func(p *Pod, node string) error
+	// Observe, if set, sees every batch of effects the framework takes
+	// from the core (for its events and conditions).
+	Observe func(Effects)
+
+	pods map[string]*fwPod
+	// active pods are tried in the next Run; the others sit in the
+	// unschedulable pool until activated.
+	active map[string]bool
+}
+
+type fwPod struct {
+	pod     Pod
+	group   GroupID
+	waiting string // node, while held at Permit
+}
+
+// NewFramework returns a framework over core.
+func NewFramework(core *Core, bind func(p *Pod, node string) error) *Framework {
+	return &Framework{Core: core, Bind: bind, pods: map[string]*fwPod{}, active: map[string]bool{}}
+}
+
+// Add queues a new pending pod of the given group. The core sees it too,
+// as an informer would show it.
+func (f *Framework) Add(p Pod, id GroupID, now int64) {
+	f.pods[p.UID] = &fwPod{pod: p, group: id}
+	f.active[p.UID] = true
+	f.Core.PodSeen(p, now)
+}
+
+// Remove forgets a pod (bound pods leave the queue; deleted pods too).
+func (f *Framework) Remove(uid string) {
+	delete(f.pods, uid)
+	delete(f.active, uid)
+}
+
+// Pending returns how many pods are not bound yet.
+func (f *Framework) Pending() int { return len(f.pods) }
+
+// Run makes scheduling cycles at now until no pod is active: it returns
+// the cycles' verdicts in order, for tests and traces.
+func (f *Framework) Run(now int64) []Trace {
+	var out []Trace
+	f.apply(f.Core.Ready(), now, &out)
+	for {
+		uid, ok := f.next()
+		if !ok {
+			return out
+		}
+		f.cycle(uid, now, &out)
+	}
+}
+
+// RunPod makes one scheduling cycle for one pending pod, out of queue
+// order (tests use it to interleave a group's cycles with other events).
+func (f *Framework) RunPod(uid string, now int64) []Trace {
+	var out []Trace
+	if _, ok := f.pods[uid]; ok {
+		f.cycle(uid, now, &out)
+	}
+	return out
+}
+
+func (f *Framework) cycle(uid string, now int64, out *[]Trace) {
+	delete(f.active, uid)
+	fp := f.pods[uid]
+	v := f.Core.Place(fp.pod, fp.group, now)
+	*out = append(*out, Trace{Pod: fp.pod.String(), Verdict: v})
+	if v.Node != "" {
+		if err := f.Core.Reserve(uid, v.Node); err != nil {
+			*out = append(*out, Trace{Pod: fp.pod.String(), Verdict: Verdict{Reason: err.Error()}})
+		} else if ready, err := f.Core.Permit(uid); err != nil {
+			f.Core.Unreserve(uid, now)
+		} else if ready {
+			f.bind(uid, v.Node, now, out)
+		} else {
+			fp.waiting = v.Node
+		}
+	}
+	f.apply(f.Core.Ready(), now, out)
+}
+
+// Trace is one scheduling cycle's outcome.
+type Trace struct {
+	Pod     string
+	Verdict Verdict
+	Bound   string // the node, when the pod was bound
+}
+
+// next is the first active pod by priority, creation and name.
+func (f *Framework) next() (string, bool) {
+	var best *fwPod
+	for uid := range f.active {
+		p := f.pods[uid]
+		if p == nil {
+			delete(f.active, uid)
+			continue
+		}
+		if best == nil || comparePods(&p.pod, &best.pod) < 0 {
+			best = p
+		}
+	}
+	if best == nil {
+		return "", false
+	}
+	return best.pod.UID, true
+}
+
+func comparePods(a, b *Pod) int {
+	if c := cmp.Compare(b.Priority, a.Priority); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Created, b.Created); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Namespace, b.Namespace); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Name, b.Name)
+}
+
+func (f *Framework) bind(uid, node string, now int64, out *[]Trace) {
+	fp := f.pods[uid]
+	fp.waiting = ""
+	if f.Bind != nil {
+		if err := f.Bind(&fp.pod, node); err != nil {
+			f.Core.Unreserve(uid, now)
+			*out = append(*out, Trace{Pod: fp.pod.String(), Verdict: Verdict{Reason: "binding failed: " + err.Error()}})
+			return
+		}
+	}
+	f.Core.Bound(uid)
+	fp.pod.NodeName, fp.pod.Allocation = node, f.Core.Record(uid)
+	bound := fp.pod
+	f.Remove(uid)
+	f.Core.PodSeen(bound, now)
+	*out = append(*out, Trace{Pod: bound.String(), Bound: node})
+}
+
+// apply carries out effects: activations, Permit decisions.
+func (f *Framework) apply(fx Effects, now int64, out *[]Trace) {
+	if f.Observe != nil && (len(fx.Events) > 0 || len(fx.Conditions) > 0) {
+		f.Observe(fx)
+	}
+	for _, r := range fx.Reject {
+		if fp := f.pods[r.Pod.UID]; fp != nil && fp.waiting != "" {
+			fp.waiting = ""
+			f.Core.Unreserve(r.Pod.UID, now)
+			*out = append(*out, Trace{Pod: r.Pod.String(), Verdict: Verdict{Reason: r.Message}})
+		}
+	}
+	allow := slices.Clone(fx.Allow)
+	for _, r := range allow {
+		if fp := f.pods[r.UID]; fp != nil && fp.waiting != "" {
+			f.bind(r.UID, fp.waiting, now, out)
+		}
+	}
+	for _, r := range fx.Activate {
+		if _, ok := f.pods[r.UID]; ok {
+			f.active[r.UID] = true
+		}
+	}
+	if len(fx.Reject)+len(fx.Allow) > 0 {
+		f.apply(f.Core.Ready(), now, out)
+	}
+}

@@ -1,0 +1,95 @@
+package gang
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/fluence-sched/fluence/pkg/resource"
+)
+
+// NodeSet records an added or changed node. A change the graph can take in
+// place (up or down, labels, taints) is applied at once; a new node or new
+// capacity rebuilds the graph before the next decision.
+func (c *Core) NodeSet(n Node, now int64) {
+	c.advance(now)
+	n.Labels = maps.Clone(n.Labels)
+	n.Taints = slices.Clone(n.Taints)
+	old := c.nodes[n.Name]
+	c.nodes[n.Name] = &n
+	if old == nil || old.Allocatable != n.Allocatable || c.m == nil {
+		c.dirty = true
+		c.nodeGen++
+		c.nodesChanged()
+		return
+	}
+	relabelled := !maps.Equal(old.Labels, n.Labels) || !slices.Equal(old.Taints, n.Taints)
+	if !relabelled && old.Down == n.Down {
+		return // a heartbeat: nothing the core sees
+	}
+	if relabelled {
+		c.nodeGen++
+		if v, ok := c.vertexOf[n.Name]; ok {
+			c.m.Graph().Vertex(v).Properties = maps.Clone(n.Labels)
+		}
+	}
+	if old.Down != n.Down {
+		c.applyStatus(n.Name)
+	}
+	c.nodesChanged()
+}
+
+// NodeRemoved forgets a node; the graph is rebuilt without it.
+func (c *Core) NodeRemoved(name string, now int64) {
+	c.advance(now)
+	if _, ok := c.nodes[name]; !ok {
+		return
+	}
+	delete(c.nodes, name)
+	c.dirty = true
+	c.nodeGen++
+	c.nodesChanged()
+}
+
+// nodesChanged lets rejected groups be judged again: a node change can
+// make them possible. Their pods are woken to ask.
+func (c *Core) nodesChanged() {
+	for _, g := range c.sortedGroups() {
+		if g.state != rejected {
+			continue
+		}
+		g.state, g.reason, g.checked = gathering, "", 0
+		for _, p := range g.sortedMembers() {
+			if p.NodeName == "" {
+				c.fx.activatePod(p.ref())
+			}
+		}
+	}
+}
+
+// applyStatus marks a node's vertex up or down: down when the node is
+// (cordoned, NotReady) or holds more than the engine had free.
+func (c *Core) applyStatus(name string) {
+	v, ok := c.vertexOf[name]
+	if !ok || c.q == nil {
+		return
+	}
+	n := c.nodes[name]
+	down := n == nil || n.Down || c.overloaded[name]
+	want := resource.Up
+	if down {
+		want = resource.Down
+	}
+	if c.m.Graph().Vertex(v).Status == want {
+		return
+	}
+	_ = c.q.SetNodeStatus(v, !down)
+}
+
+// sortedNodes returns the nodes in name order.
+func (c *Core) sortedNodes() []*Node {
+	out := make([]*Node, 0, len(c.nodes))
+	for _, k := range slices.Sorted(maps.Keys(c.nodes)) {
+		out = append(out, c.nodes[k])
+	}
+	return out
+}

@@ -1,0 +1,295 @@
+package gang
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// PodSeen records a pod added or changed: bound pods consume resources,
+// whoever bound them; ended pods release them. It is the informer's view;
+// Place is the scheduling cycle's.
+func (c *Core) PodSeen(p Pod, now int64) {
+	c.advance(now)
+	if p.Done {
+		c.podGone(p.UID)
+		return
+	}
+	if p.NodeName == "" {
+		key, known := c.podKey[p.UID]
+		switch {
+		case !known && p.Owned && !p.Deleting && p.Labeled.Key != "":
+			// Count the pods of labelled groups as they are created, so
+			// the first of them to be scheduled finds the group whole.
+			if g := c.groups[p.Labeled.Key]; g == nil || g.id.Size == p.Labeled.Size {
+				c.addMember(&p, p.Labeled)
+			}
+		case known && p.Deleting:
+			c.podGone(p.UID)
+		case known:
+			if g := c.groups[key]; g != nil {
+				if _, member := g.members[p.UID]; member {
+					g.members[p.UID] = &p
+				}
+			}
+		}
+		return
+	}
+	if key, ok := c.podKey[p.UID]; ok {
+		if g := c.groups[key]; g != nil {
+			if a, s := g.slotOf(p.UID); s != nil && s.node == p.NodeName {
+				s.bound, s.reserved = true, true
+				g.members[p.UID] = &p
+				c.letThrough(g, a)
+				return
+			}
+			// A member bound without this scheduler's say: by hand, by
+			// another scheduler, or by this scheduler's previous run (a
+			// binding sent just before a restart lands late). It leaves
+			// what it held here and counts where it is: adopted from its
+			// record, or foreign.
+			c.leaveAllocs(g, &p)
+			delete(g.members, p.UID)
+			delete(c.podKey, p.UID)
+		}
+	}
+	if p.Owned && p.Allocation != "" {
+		c.adopt(&p)
+		return
+	}
+	c.addForeign(&p)
+}
+
+// letThrough commits an allocation whose pods are all bound or waiting
+// at Permit, and lets the waiting ones bind: a pod bound by the previous
+// run (a binding that landed after a restart) completes its group without
+// the others waiting out their Permit timeout.
+func (c *Core) letThrough(g *group, a *alloc) {
+	if a.committed {
+		return
+	}
+	var waiting []Ref
+	for _, s := range a.slots {
+		if s.pod == "" || s.done || s.bound {
+			continue
+		}
+		if !s.reserved {
+			return
+		}
+		if p := g.members[s.pod]; p != nil {
+			waiting = append(waiting, p.ref())
+		}
+	}
+	a.committed = true
+	c.fx.out.Allow = append(c.fx.out.Allow, waiting...)
+}
+
+// PodRemoved handles a deleted pod.
+func (c *Core) PodRemoved(uid string, now int64) {
+	c.advance(now)
+	c.podGone(uid)
+}
+
+// addMember records a pod as a member of its group.
+func (c *Core) addMember(p *Pod, id GroupID) *group {
+	g := c.groups[id.Key]
+	if g == nil {
+		g = newGroup(id)
+		c.groups[id.Key] = g
+	}
+	if g.id.Source == SourceRecord && id.Source != SourceRecord {
+		g.id = id // adopted after a restart; now its pods say what it is
+	}
+	g.members[p.UID] = p
+	c.podKey[p.UID] = id.Key
+	return g
+}
+
+func (c *Core) addForeign(p *Pod) {
+	node := p.NodeName
+	if old, ok := c.foreign[node][p.UID]; ok && old == p.Requests {
+		return
+	}
+	if c.foreign[node] == nil {
+		c.foreign[node] = map[string]Resources{}
+	}
+	c.foreign[node][p.UID] = p.Requests
+	c.foreignAt()[p.UID] = node
+	if !c.dirty && c.m != nil {
+		c.placeForeign(node)
+		c.withdrawOverloaded(node)
+	}
+}
+
+// foreignAt indexes foreign pods by UID to their node.
+func (c *Core) foreignAt() map[string]string {
+	if c.foreignNode == nil {
+		c.foreignNode = map[string]string{}
+	}
+	return c.foreignNode
+}
+
+// leaveAllocs takes a pod bound elsewhere out of its group's allocations.
+// A queued request counting it is dropped (the group asks again without
+// it). Its slot is withdrawn with the whole allocation while that may be;
+// otherwise the slot stays held, marked done, until the allocation ends,
+// since its node's share was planned with it.
+func (c *Core) leaveAllocs(g *group, p *Pod) {
+	c.detach(g, p.UID, func(a *alloc, s *slot) {
+		s.pod = ""
+		if !a.withdrawable() {
+			s.done = true
+			return
+		}
+		c.withdraw(g, a, fmt.Sprintf("pod %s was bound to %s, not to %s where the group was placed", p, p.NodeName, s.node))
+	})
+}
+
+// adopt takes back a pod this scheduler bound before a restart: bound pods
+// with the same record form one allocation, replayed at their nodes by
+// the next rebuild.
+func (c *Core) adopt(p *Pod) {
+	rec := p.Allocation
+	key := rec
+	if i := strings.LastIndexByte(rec, '@'); i > 0 {
+		key = rec[:i]
+	}
+	g := c.groups[key]
+	if g == nil {
+		ns, name, _ := strings.Cut(key, "/")
+		g = newGroup(GroupID{Namespace: ns, Name: name, Key: key, Source: SourceRecord})
+		c.groups[key] = g
+	}
+	var a *alloc
+	for _, x := range g.allocs {
+		if x.recorded == rec {
+			a = x
+		}
+	}
+	if a == nil {
+		dur := p.Duration
+		if dur == 0 {
+			dur = c.cfg.DefaultDuration
+		}
+		a = &alloc{id: c.newID(), running: true, committed: true, recorded: rec, start: c.now, dur: c.seconds(dur)}
+		g.allocs = append(g.allocs, a)
+		c.byAlloc[a.id] = g
+	}
+	a.slots = append(a.slots, &slot{shape: ShapeOf(p.Requests), node: p.NodeName, pod: p.UID, name: p.String(), reserved: true, bound: true})
+	g.members[p.UID] = p
+	c.podKey[p.UID] = key
+	c.dirty = true
+}
+
+// podGone releases what an ended or deleted pod held. A group's
+// allocation is released when every pod holding it ended, never at the
+// first; a pod that goes away before its allocation was let through
+// withdraws the whole allocation.
+func (c *Core) podGone(uid string) {
+	if node, ok := c.foreignNode[uid]; ok {
+		delete(c.foreignNode, uid)
+		delete(c.foreign[node], uid)
+		if !c.dirty && c.m != nil {
+			c.placeForeign(node)
+			c.q.Freed()
+		}
+		return
+	}
+	key, ok := c.podKey[uid]
+	if !ok {
+		return
+	}
+	delete(c.podKey, uid)
+	g := c.groups[key]
+	if g == nil {
+		return
+	}
+	p := g.members[uid]
+	delete(g.members, uid)
+	if g.state == invalid || g.state == rejected {
+		g.state, g.reason, g.lastEvent, g.checked = gathering, "", "", 0
+		for _, m := range g.sortedMembers() {
+			if m.NodeName == "" {
+				c.fx.activatePod(m.ref())
+			}
+		}
+	}
+	name := uid
+	if p != nil {
+		name = p.String()
+	}
+	c.detach(g, uid, func(a *alloc, s *slot) {
+		switch {
+		case s.bound:
+			s.done = true
+		case a.withdrawable():
+			s.pod = "" // gone: nothing to turn away at Permit
+			c.withdraw(g, a, fmt.Sprintf("pod %s went away before its group was bound", name))
+		default:
+			s.pod = "" // vacant: a replacement pod of the same shape takes it
+		}
+	})
+	if len(g.members) == 0 && len(g.allocs) == 0 {
+		delete(c.groups, key)
+		delete(c.held, key)
+	}
+}
+
+// withdraw cancels an allocation that may still be cancelled whole: the
+// group is placed whole or not at all. Pods waiting at Permit are turned
+// away with the group's own message; every pod of the group tries again.
+func (c *Core) withdraw(g *group, a *alloc, why string) {
+	if c.q != nil {
+		_ = c.q.Remove(a.id)
+	}
+	msg := "fluence: allocation of pod group " + g.id.Key + " withdrawn: " + why
+	for _, s := range a.slots {
+		if s.pod == "" {
+			continue
+		}
+		p := g.members[s.pod]
+		if p == nil {
+			continue
+		}
+		if s.reserved {
+			c.fx.out.Reject = append(c.fx.out.Reject, Rejection{Pod: p.ref(), Message: msg})
+		}
+		c.fx.activatePod(p.ref())
+	}
+	c.dropAlloc(g, a)
+	c.explain(g, true, "FluenceGroupWithdrawn", fmt.Sprintf("pod group %s: allocation withdrawn, the group is placed again: %s", g.id.Key, why))
+}
+
+func (c *Core) dropAlloc(g *group, a *alloc) {
+	g.allocs = slices.DeleteFunc(g.allocs, func(x *alloc) bool { return x == a })
+	delete(c.byAlloc, a.id)
+}
+
+// detach takes a pod out of its group's allocations. A queued request
+// counting it is dropped (the group asks again without it); settle decides
+// what becomes of each placed slot the pod held; an allocation left with
+// nothing live is released.
+func (c *Core) detach(g *group, uid string, settle func(a *alloc, s *slot)) {
+	for _, a := range slices.Clone(g.allocs) {
+		if !a.running {
+			if slices.Contains(a.pods, uid) {
+				if c.q != nil {
+					_ = c.q.Remove(a.id)
+				}
+				c.dropAlloc(g, a)
+			}
+			continue
+		}
+		for _, s := range a.slots {
+			if s.pod == uid {
+				settle(a, s)
+			}
+		}
+		if c.byAlloc[a.id] != nil && a.finished() {
+			if c.q != nil {
+				_ = c.q.Remove(a.id)
+			}
+			c.dropAlloc(g, a)
+		}
+	}
+}

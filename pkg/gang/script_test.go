@@ -1,0 +1,399 @@
+package gang
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/fluence-sched/fluence/pkg/queue"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// TestScripts runs every testdata/scripts/*.txt through the core and the
+// Framework and compares the transcript with its .golden file: scripted
+// event sequences as the specification of the gang lifecycle. Run with
+// -update to rewrite the golden files after checking the diff.
+func TestScripts(t *testing.T) {
+	files, err := filepath.Glob("testdata/scripts/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts: %v", err)
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".txt")
+		t.Run(name, func(t *testing.T) {
+			got := runScript(t, file)
+			golden := strings.TrimSuffix(file, ".txt") + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./pkg/gang -run TestScripts -update)", err)
+			}
+			if got != string(want) {
+				t.Errorf("transcript differs from %s (go test ./pkg/gang -run TestScripts -update rewrites it):\n%s", golden, lineDiff(string(want), got))
+			}
+		})
+	}
+}
+
+// script is the state of one script run.
+type script struct {
+	t     *testing.T
+	cfg   Config
+	core  *Core
+	fw    *Framework
+	now   int64
+	out   strings.Builder
+	nodes map[string]Node
+	// pods by name: every pod the script made and not deleted.
+	pods     map[string]*Pod
+	groups   map[string]GroupID
+	failBind int
+	binds    int
+}
+
+func runScript(t *testing.T, file string) string {
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := &script{t: t, nodes: map[string]Node{}, pods: map[string]*Pod{}, groups: map[string]GroupID{},
+		cfg: Config{Queue: queue.Config{Policy: queue.Easy}, RunID: "run1"}}
+	s.start()
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fmt.Fprintf(&s.out, "> %s\n", line)
+		if err := s.exec(strings.Fields(line)); err != nil {
+			t.Fatalf("%s:%d: %s: %v", file, n, line, err)
+		}
+	}
+	return s.out.String()
+}
+
+func (s *script) start() {
+	core, err := New(s.cfg)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.core = core
+	s.fw = NewFramework(core, s.bind)
+	s.fw.Observe = func(fx Effects) { s.print(Effects{Events: fx.Events, Conditions: fx.Conditions}) }
+}
+
+func (s *script) bind(p *Pod, node string) error {
+	s.binds++
+	if s.failBind > 0 {
+		s.failBind--
+		return fmt.Errorf("injected failure")
+	}
+	return nil
+}
+
+func (s *script) exec(f []string) error {
+	args := map[string]string{}
+	var flags []string
+	for _, a := range f[1:] {
+		if k, v, ok := strings.Cut(a, "="); ok {
+			args[k] = v
+		} else {
+			flags = append(flags, a)
+		}
+	}
+	switch f[0] {
+	case "config":
+		if p, ok := args["policy"]; ok {
+			s.cfg.Queue.Policy = queue.Policy(p)
+		}
+		if d, ok := args["default-duration"]; ok {
+			s.cfg.DefaultDuration = atoi(d)
+		}
+		s.start()
+	case "at":
+		s.now = atoi(f[1])
+	case "node":
+		n := Node{Name: f[1], Allocatable: Resources{MilliCPU: milli(args["cpu"]), MemoryBytes: bytes(args["mem"]), GPU: atoi(args["gpu"]), Pods: atoi(args["pods"])}, Down: slices.Contains(flags, "down")}
+		if l := args["labels"]; l != "" {
+			n.Labels = map[string]string{}
+			for _, kv := range strings.Split(l, ",") {
+				k, v, _ := strings.Cut(kv, ":")
+				n.Labels[k] = v
+			}
+		}
+		if tt := args["taint"]; tt != "" {
+			n.Taints = []Taint{{Key: tt, Effect: "NoSchedule"}}
+		}
+		s.nodes[n.Name] = n
+		s.core.NodeSet(n, s.now)
+	case "rmnode":
+		delete(s.nodes, f[1])
+		s.core.NodeRemoved(f[1], s.now)
+	case "pod":
+		p := &Pod{UID: "uid-" + f[1], Namespace: "ns", Name: f[1], Created: s.now*1000 + int64(len(s.pods)), Owned: true,
+			Requests: Resources{MilliCPU: milli(args["cpu"]), MemoryBytes: bytes(args["mem"]), GPU: atoi(args["gpu"])},
+			Duration: atoi(args["dur"]), Priority: int32(atoi(args["prio"]))}
+		if sel, tol := args["sel"], args["tol"]; sel != "" || tol != "" {
+			p.Filter = labelFilter{sel: sel, tol: tol}
+		}
+		id := NewGroupID("ns", f[1], 1, SourcePod)
+		if g := args["group"]; g != "" {
+			name, size, _ := strings.Cut(g, "/")
+			id = NewGroupID("ns", name, int32(atoi(size)), SourceLabel)
+			p.Labeled = id
+		}
+		s.pods[f[1]] = p
+		s.groups[f[1]] = id
+		s.fw.Add(*p, id, s.now)
+	case "foreign":
+		p := &Pod{UID: "uid-" + f[1], Namespace: "ns", Name: f[1], NodeName: args["node"],
+			Requests: Resources{MilliCPU: milli(args["cpu"]), MemoryBytes: bytes(args["mem"])}}
+		s.pods[f[1]] = p
+		s.core.PodSeen(*p, s.now)
+	case "run":
+		s.run(false)
+	case "tick":
+		s.run(true)
+	case "done", "delete":
+		for _, name := range f[1:] {
+			p := s.pods[name]
+			if p == nil {
+				return fmt.Errorf("no pod %s", name)
+			}
+			delete(s.pods, name)
+			s.fw.Remove(p.UID)
+			if f[0] == "done" {
+				p.Done = true
+				s.core.PodSeen(*p, s.now)
+			} else {
+				s.core.PodRemoved(p.UID, s.now)
+			}
+		}
+		s.print(s.core.Ready())
+	case "cycle":
+		s.trace(s.fw.RunPod(s.pods[f[1]].UID, s.now))
+	case "turnaway":
+		// The pod's cycle, in which its node's filters turn it away.
+		p := s.pods[f[1]]
+		v := s.core.Place(*p, s.groups[f[1]], s.now)
+		fmt.Fprintf(&s.out, "  %s: placed on %s, turned away there\n", p, v.Node)
+		s.core.TurnedAway(p.UID, strings.Join(f[2:], " "), s.now)
+		var out []Trace
+		s.fw.apply(s.core.Ready(), s.now, &out)
+		s.trace(out)
+	case "failbind":
+		s.failBind = int(atoi(f[1]))
+	case "bindlate":
+		// A binding the previous run sent lands now.
+		p := s.pods[f[1]]
+		p.NodeName, p.Allocation = args["node"], args["record"]
+		s.fw.Remove(p.UID)
+		s.core.PodSeen(*p, s.now)
+		s.print(s.core.Ready())
+	case "restart":
+		s.restart()
+	case "state":
+		s.state()
+	default:
+		return fmt.Errorf("unknown command %q", f[0])
+	}
+	return nil
+}
+
+// restart starts a new core and framework that learn the cluster as a
+// restarted scheduler does: nodes and bound pods first, then the pending
+// pods enter the queue.
+func (s *script) restart() {
+	s.start()
+	for _, name := range slices.Sorted(maps.Keys(s.nodes)) {
+		s.core.NodeSet(s.nodes[name], s.now)
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.pods)) {
+		if p := s.pods[name]; p.NodeName != "" {
+			s.core.PodSeen(*p, s.now)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.pods)) {
+		if p := s.pods[name]; p.NodeName == "" {
+			s.fw.Add(*p, s.groups[name], s.now)
+		}
+	}
+}
+
+func (s *script) run(tick bool) {
+	if tick {
+		s.core.Tick(s.now)
+	}
+	var out []Trace
+	s.fw.apply(s.core.Ready(), s.now, &out)
+	s.trace(append(out, s.fw.Run(s.now)...))
+	s.print(s.core.Ready())
+}
+
+func (s *script) trace(traces []Trace) {
+	for _, tr := range traces {
+		switch {
+		case tr.Bound != "":
+			fmt.Fprintf(&s.out, "  bound %s -> %s\n", tr.Pod, tr.Bound)
+			for name, p := range s.pods {
+				if p.String() == tr.Pod {
+					p.NodeName = tr.Bound
+					p.Allocation = s.core.Record(p.UID)
+					_ = name
+				}
+			}
+		case tr.Verdict.Node != "":
+			fmt.Fprintf(&s.out, "  %s: placed on %s\n", tr.Pod, tr.Verdict.Node)
+		default:
+			final := ""
+			if tr.Verdict.Final {
+				final = " (final)"
+			}
+			fmt.Fprintf(&s.out, "  %s: %s%s\n", tr.Pod, tr.Verdict.Reason, final)
+		}
+	}
+}
+
+func (s *script) print(fx Effects) {
+	for _, e := range fx.Events {
+		kind := "normal"
+		if e.Warning {
+			kind = "warning"
+		}
+		fmt.Fprintf(&s.out, "  event %s %s %s: %s\n", kind, e.Pod, e.Reason, e.Note)
+	}
+	for _, c := range fx.Conditions {
+		fmt.Fprintf(&s.out, "  condition %s %s: %s\n", c.Group.Key, c.Status, c.Message)
+	}
+	for _, r := range fx.Activate {
+		if _, ok := s.fw.pods[r.UID]; ok {
+			s.fw.active[r.UID] = true
+		}
+	}
+}
+
+// state prints every group: its phase, allocations and where their pods
+// sit.
+func (s *script) state() {
+	for _, g := range s.core.sortedGroups() {
+		fmt.Fprintf(&s.out, "  group %s size %d %s", g.id.Key, g.id.Size, g.phase())
+		if g.reason != "" {
+			fmt.Fprintf(&s.out, " (%s)", g.reason)
+		}
+		s.out.WriteString("\n")
+		for _, a := range g.allocs {
+			var slots []string
+			for _, sl := range a.slots {
+				st := "vacant"
+				if sl.pod != "" || sl.done {
+					st = sl.name
+				}
+				switch {
+				case sl.done:
+					st += " done"
+				case sl.bound:
+					st += " bound"
+				case sl.reserved:
+					st += " reserved"
+				}
+				slots = append(slots, sl.node+":"+st)
+			}
+			fmt.Fprintf(&s.out, "    alloc running=%v start=%d dur=%d [%s]\n", a.running, a.start, a.dur, strings.Join(slots, " "))
+		}
+	}
+	for _, node := range slices.Sorted(maps.Keys(s.core.foreign)) {
+		fmt.Fprintf(&s.out, "  foreign on %s: %d pods\n", node, len(s.core.foreign[node]))
+	}
+	for _, node := range slices.Sorted(maps.Keys(s.core.overloaded)) {
+		fmt.Fprintf(&s.out, "  overloaded %s\n", node)
+	}
+}
+
+// labelFilter admits nodes whose labels have sel (k:v) and whose taints
+// are all tolerated (tol names tolerated keys).
+type labelFilter struct{ sel, tol string }
+
+func (f labelFilter) Admits(n *Node) bool {
+	if f.sel != "" {
+		k, v, _ := strings.Cut(f.sel, ":")
+		if n.Labels[k] != v {
+			return false
+		}
+	}
+	for _, t := range n.Taints {
+		if t.Key != f.tol {
+			return false
+		}
+	}
+	return true
+}
+
+func (f labelFilter) Why(nodes []*Node) string {
+	return fmt.Sprintf("selector %s: 0 of %d nodes", f.sel, len(nodes))
+}
+
+func (f labelFilter) Key() string { return "sel=" + f.sel + ",tol=" + f.tol }
+
+func atoi(s string) int64 {
+	if s == "" {
+		return 0
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		panic(err)
+	}
+	return n
+}
+
+// milli reads a CPU amount: "2" is 2000 millicores, "250m" is 250.
+func milli(s string) int64 {
+	if v, ok := strings.CutSuffix(s, "m"); ok {
+		return atoi(v)
+	}
+	return atoi(s) * 1000
+}
+
+// bytes reads a memory amount in Gi or Mi.
+func bytes(s string) int64 {
+	if v, ok := strings.CutSuffix(s, "Gi"); ok {
+		return atoi(v) << 30
+	}
+	if v, ok := strings.CutSuffix(s, "Mi"); ok {
+		return atoi(v) << 20
+	}
+	return atoi(s)
+}
+
+
+// lineDiff shows the first lines where two transcripts differ.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < max(len(w), len(g)); i++ {
+		var a, b string
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			b = g[i]
+		}
+		if a != b {
+			return fmt.Sprintf("line %d:\n  want: %s\n  got:  %s", i+1, a, b)
+		}
+	}
+	return "(same lines)"
+}

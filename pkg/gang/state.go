@@ -1,0 +1,197 @@
+package gang
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/fluence-sched/fluence/pkg/jobspec"
+)
+
+// groupState is where a group stands.
+type groupState uint8
+
+const (
+	// gathering: fewer pods than the group size exist, or its pods are not
+	// yet submitted.
+	gathering groupState = iota
+	// queued: an allocation request is in the engine's queue.
+	queued
+	// placed: every pod the group needs has a slot on a node.
+	placed
+	// rejected: the group can never be placed as it is; its pods or the
+	// nodes must change before it is tried again.
+	rejected
+	// invalid: the group's pods disagree about it (its size) or cannot be
+	// read; see reason.
+	invalid
+)
+
+var groupStateNames = [...]string{"gathering", "queued", "placed", "rejected", "invalid"}
+
+func (s groupState) String() string { return groupStateNames[s] }
+
+// slot is one pod's place in an allocation.
+type slot struct {
+	shape    Shape
+	requires string // the pod's filter key, "" for any node
+	node     string
+	pod      string // UID; "" when vacant (its pod went away after others bound)
+	name     string // the pod's namespace/name, for messages
+	// reserved: the pod passed Reserve and waits at Permit or binds.
+	reserved bool
+	bound    bool
+	// done: its pod ended, or went away, after binding.
+	done bool
+}
+
+// alloc is one engine job of a group.
+type alloc struct {
+	id      int64 // engine job id (also the queue's group id)
+	js      *jobspec.Jobspec
+	slots   []*slot
+	start   int64
+	dur     int64 // planned duration, ticks; 0 unlimited
+	running bool  // placed by the engine (false while queued)
+	// committed: Permit let the allocation through, so its bindings are
+	// under way. From then on it is never withdrawn whole: a pod whose
+	// binding failed tries again at its own slot.
+	committed bool
+	// submit is the time the request was queued at: its place in line.
+	submit int64
+	// nodeGen is the node generation the request's constraints were
+	// evaluated at (queued requests are rebuilt when the nodes change).
+	nodeGen int64
+	// pods, while queued: the pods the request stands for, in slot order.
+	pods []string
+	// recorded is the allocation record written at binding.
+	recorded string
+}
+
+// group is a pod group and everything the core knows about it.
+type group struct {
+	id       GroupID
+	state    groupState
+	reason   string
+	priority int32
+	// members are the group's pods that have not ended, by UID.
+	members map[string]*Pod
+	allocs  []*alloc
+	// reservedAt is the reserved start while queued, -1 when none.
+	reservedAt int64
+	// lastEvent suppresses repeating the same explanation.
+	lastEvent string
+	// lastCondition suppresses repeating the same condition.
+	lastCondition Condition
+	// holdUntil delays the group's start after a node turned it away;
+	// holdStep is the current delay; heldSubmit its place in line.
+	holdUntil, holdStep, heldSubmit int64
+	// checked is the graph generation at which the group was last judged
+	// from its first pods; 0 when never.
+	checked int64
+}
+
+func newGroup(id GroupID) *group {
+	return &group{id: id, members: map[string]*Pod{}, reservedAt: -1}
+}
+
+// slotOf returns the pod's slot in a placed allocation.
+func (g *group) slotOf(uid string) (*alloc, *slot) {
+	for _, a := range g.allocs {
+		if !a.running {
+			continue
+		}
+		for _, s := range a.slots {
+			if s.pod == uid {
+				return a, s
+			}
+		}
+	}
+	return nil, nil
+}
+
+// liveSlots counts slots whose pods still run or wait to.
+func (g *group) liveSlots() int {
+	n := 0
+	for _, a := range g.allocs {
+		for _, s := range a.slots {
+			if a.running && !s.done {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func (g *group) queuedPods() int {
+	n := 0
+	for _, a := range g.allocs {
+		if !a.running {
+			n += len(a.pods)
+		}
+	}
+	return n
+}
+
+// need is how many more pods the group must place to be whole.
+func (g *group) need() int { return int(g.id.Size) - g.liveSlots() - g.queuedPods() }
+
+func (g *group) allocByID(id int64) *alloc {
+	for _, a := range g.allocs {
+		if a.id == id {
+			return a
+		}
+	}
+	return nil
+}
+
+// sortedMembers orders the group's pods oldest first, then by name.
+func (g *group) sortedMembers() []*Pod {
+	out := make([]*Pod, 0, len(g.members))
+	for _, p := range g.members {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b *Pod) int {
+		if c := cmp.Compare(a.Created, b.Created); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	return out
+}
+
+// withdrawable reports whether the allocation may still be cancelled
+// whole: none of its pods was let through Permit or bound.
+func (a *alloc) withdrawable() bool {
+	if a.committed {
+		return false
+	}
+	for _, s := range a.slots {
+		if s.bound {
+			return false
+		}
+	}
+	return true
+}
+
+// finished reports whether every slot's pod ended.
+func (a *alloc) finished() bool {
+	for _, s := range a.slots {
+		if !s.done {
+			return false
+		}
+	}
+	return true
+}
+
+// phase is the group's state as metrics and inspection show it.
+func (g *group) phase() groupState {
+	switch {
+	case g.state == rejected || g.state == invalid:
+		return g.state
+	case g.queuedPods() > 0:
+		return queued
+	case g.liveSlots() >= int(g.id.Size):
+		return placed
+	}
+	return gathering
+}

@@ -1,0 +1,154 @@
+package gang
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Resources is what a node offers or a pod asks for, counted as
+// Kubernetes counts them: CPU in millicores, memory in bytes, GPUs and pods
+// as whole numbers.
+type Resources struct {
+	MilliCPU    int64
+	MemoryBytes int64
+	GPU         int64
+	// Pods is a node's allocatable pod count (0: the kubelet default,
+	// DefaultMaxPods). Ignored on a pod, which always takes one.
+	Pods int64
+}
+
+// DefaultMaxPods is the kubelet's default pod limit, used for nodes that
+// report none.
+const DefaultMaxPods = 110
+
+// Taint is a node taint; Effect is NoSchedule, PreferNoSchedule or
+// NoExecute.
+type Taint struct{ Key, Value, Effect string }
+
+// Node is one node as the core sees it.
+type Node struct {
+	Name        string
+	Labels      map[string]string
+	Taints      []Taint
+	Allocatable Resources
+	// Down: cordoned or not Ready. The node stays in the graph (a group
+	// that fits only with it waits rather than being rejected) but takes
+	// no new work.
+	Down bool
+}
+
+// NodeFilter says which nodes a pod may run on. It is evaluated against
+// the nodes as they are whenever the core builds or rebuilds a request, so
+// a waiting group sees nodes that join, leave or change.
+type NodeFilter interface {
+	// Admits reports whether the pod may run on n.
+	Admits(n *Node) bool
+	// Why explains, when no node admits the pod, which requirement
+	// excludes how many of the nodes.
+	Why(nodes []*Node) string
+	// Key is equal for filters that admit the same nodes on any cluster:
+	// pods of a group with equal shapes and keys share a slot request.
+	Key() string
+}
+
+// Group sources, as GroupID.Source.
+const (
+	SourceLabel         = "label"          // group name and size on the pod
+	SourceWorkloadLabel = "workload-label" // group labels on the owning workload
+	SourcePodGroup      = "podgroup"       // a scheduler-plugins PodGroup
+	SourceJob           = "job"            // a Job: its parallelism
+	SourceJobSet        = "jobset"         // one replicated job of a JobSet
+	SourceStatefulSet   = "statefulset"    // a StatefulSet: its replicas
+	SourceMPIJob        = "mpijob"         // an MPIJob: workers + launcher
+	SourceMiniCluster   = "minicluster"    // a Flux Operator MiniCluster
+	SourcePod           = "pod"            // a lone pod, size 1
+	SourceRecord        = "record"         // known only from an allocation record (after a restart)
+)
+
+// GroupID identifies a pod group.
+type GroupID struct {
+	Namespace string
+	Name      string
+	// Key is unique across sources: groups named by the user (labels, a
+	// PodGroup) are namespace/name; groups implied by a workload or a lone
+	// pod are namespace/source:name. A colon is not allowed in a label
+	// value, so a lone pod "x" never meets a labelled group "pod-x".
+	Key    string
+	Size   int32
+	Source string
+}
+
+// NewGroupID returns the id of a group, its Key set from the source.
+func NewGroupID(namespace, name string, size int32, source string) GroupID {
+	if size < 1 {
+		size = 1
+	}
+	key := namespace + "/" + name
+	switch source {
+	case SourceLabel, SourceWorkloadLabel, SourcePodGroup, SourceRecord, "":
+	default:
+		key = namespace + "/" + source + ":" + name
+	}
+	return GroupID{Namespace: namespace, Name: name, Key: key, Size: size, Source: source}
+}
+
+// Named reports whether the group was named by the user, so that its
+// pods of other sources may meet it under the same key.
+func (id GroupID) named() bool {
+	return !strings.Contains(strings.TrimPrefix(id.Key, id.Namespace+"/"), ":")
+}
+
+// Pod is one pod as the core sees it.
+type Pod struct {
+	UID       string
+	Namespace string
+	Name      string
+	// Created orders a group's pods (oldest first; any monotonic number,
+	// such as Unix nanoseconds).
+	Created  int64
+	Requests Resources
+	Priority int32
+	// Duration is the declared run time in seconds; 0 when none.
+	Duration int64
+	// Filter limits the nodes the pod may run on; nil for any node.
+	Filter NodeFilter
+	// Invalid, when set, says why the pod's scheduling requirements
+	// cannot be read (a malformed annotation): its group is rejected
+	// until the pod changes.
+	Invalid string
+	// Owned: this scheduler places the pod (its schedulerName).
+	Owned bool
+	// NodeName is the node the pod is bound to; "" while unbound.
+	NodeName string
+	// Done: the pod ended (Succeeded or Failed) and holds nothing.
+	Done bool
+	// Deleting: the pod is being deleted and will not be scheduled.
+	Deleting bool
+	// Allocation is the allocation record written at binding (see
+	// Core.Record), when the pod carries one.
+	Allocation string
+	// Labeled is the pod's group when its own labels give name and size,
+	// so its arrival is counted before it is scheduled. Zero otherwise.
+	Labeled GroupID
+}
+
+// Ref names a pod in effects.
+type Ref struct{ UID, Namespace, Name string }
+
+func (p *Pod) ref() Ref        { return Ref{UID: p.UID, Namespace: p.Namespace, Name: p.Name} }
+func (p *Pod) String() string { return p.Namespace + "/" + p.Name }
+
+func (r Ref) String() string { return r.Namespace + "/" + r.Name }
+
+// Verdict answers a pod's scheduling cycle: its node, or why it waits.
+type Verdict struct {
+	Node string
+	// Final: the pod cannot be placed until it or the cluster changes;
+	// otherwise it waits for its group or for resources.
+	Final  bool
+	Reason string
+}
+
+func waitf(format string, args ...any) Verdict {
+	return Verdict{Reason: "fluence: " + fmt.Sprintf(format, args...)}
+}
