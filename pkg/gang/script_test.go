@@ -379,7 +379,6 @@ func bytes(s string) int64 {
 	return atoi(s)
 }
 
-
 // lineDiff shows the first lines where two transcripts differ.
 func lineDiff(want, got string) string {
 	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")

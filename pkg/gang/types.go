@@ -135,7 +135,7 @@ type Pod struct {
 // Ref names a pod in effects.
 type Ref struct{ UID, Namespace, Name string }
 
-func (p *Pod) ref() Ref        { return Ref{UID: p.UID, Namespace: p.Namespace, Name: p.Name} }
+func (p *Pod) ref() Ref       { return Ref{UID: p.UID, Namespace: p.Namespace, Name: p.Name} }
 func (p *Pod) String() string { return p.Namespace + "/" + p.Name }
 
 func (r Ref) String() string { return r.Namespace + "/" + r.Name }
