@@ -1,7 +1,7 @@
 // Package enginebench measures the engine on the graph shape of Fluxion's
 // published figures, cluster[1]->node[N]->socket[2]->{core[16],gpu[2]}, so
 // `fluence bench-engine` prints numbers comparable to
-// ../shared/reference/fluxion.md section 14.3.
+// docs/reference/fluxion.md section 11.2.
 package enginebench
 
 import (
@@ -134,7 +134,7 @@ func Print(w io.Writer, rows []Row) error {
 			msf(r.FirstNode16x), msf(r.LowCore1), msf(r.LonodeCore1), msf(r.LonodexNode1), msf(r.ReserveFull))
 	}
 	fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t\t\t")
-	fmt.Fprintln(tw, "Fluxion (fluxion.md 14.3)\t\tload (ms)\tB/vertex\tfirst core1\tfirst node1x\tfirst node16x\tlow core1\tlonode core1\tlonodex node1x\treserve node1x full\t")
+	fmt.Fprintln(tw, "Fluxion (fluxion.md 11.2)\t\tload (ms)\tB/vertex\tfirst core1\tfirst node1x\tfirst node16x\tlow core1\tlonode core1\tlonodex node1x\treserve node1x full\t")
 	for _, f := range fluxionFigures {
 		fmt.Fprintf(tw, "%d\t%d\t%.0f\t%s\t%.2f\t%.2f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t\n",
 			f.nodes, f.vertices, f.loadMs, f.bpv, f.first, f.node1x, f.node16x, f.low, f.lonode, f.lonodex, f.reserve)
@@ -144,8 +144,8 @@ func Print(w io.Writer, rows []Row) error {
 
 func msf(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
 
-// fluxionFigures are the published resource-query measurements (ms per
-// match) for the same graph shape, quoted from fluxion.md section 14.3.
+// fluxionFigures are resource-query measurements (ms per match) for the
+// same graph shape, quoted from docs/reference/fluxion.md section 11.2.
 var fluxionFigures = []struct {
 	nodes, vertices                                       int
 	loadMs                                                float64

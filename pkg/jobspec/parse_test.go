@@ -23,8 +23,8 @@ func oneTask(cmd, slot string) []Task {
 	return []Task{{Command: []string{cmd}, Slot: slot, Count: TaskCount{PerSlot: 1}}}
 }
 
-// validExamples are the examples of fluxion.md section 4.9, kept in
-// testdata/valid as both YAML and JSON.
+// validExamples are the examples of docs/reference/fluxion.md section 3.4,
+// kept in testdata/valid as both YAML and JSON.
 var validExamples = []struct {
 	name string
 	want *Jobspec

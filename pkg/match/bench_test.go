@@ -9,9 +9,10 @@ import (
 	"github.com/fluence-sched/fluence/pkg/resource"
 )
 
-// Benchmarks on Fluxion's benchmark shape (fluxion.md 14.3). Each reports
-// ns per match; compare sizes within one run (the ratio between N = 128 and
-// N = 16384 shows how a policy scales) rather than across machines.
+// Benchmarks on Fluxion's benchmark shape (docs/reference/fluxion.md 11.2).
+// Each reports ns per match; compare sizes within one run (the ratio between
+// N = 128 and N = 16384 shows how a policy scales) rather than across
+// machines.
 
 var benchGraphs sync.Map // nodes -> *resource.Graph
 

@@ -37,7 +37,8 @@
 // Commit writes spans only after a whole selection succeeded, so a failed
 // match changes nothing. The ancestors of every claimed vertex are derived
 // from the tree, which is why a non-exclusive node[1]->slot->core[8] request
-// succeeds on graphs with sockets (Fluxion fails it; fluxion.md section 13).
+// succeeds on graphs with sockets (Fluxion fails it; docs/reference/fluxion.md
+// section 10).
 //
 // # Failure classes
 //

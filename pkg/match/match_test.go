@@ -127,7 +127,7 @@ func TestReservationStartsWhenResourcesFree(t *testing.T) {
 		t.Fatalf("2 nodes: got %s at %d, want RESERVED at 300", res.Status, res.At)
 	}
 	// A short job fits before the reservation on the node freed at 100:
-	// backfill falls out of the planners (fluxion.md §11).
+	// backfill falls out of the planners (docs/reference/fluxion.md §8).
 	res = mustMatch(t, m, AllocateOrElseReserve, nodesX(1, 200), 4, 0)
 	if res.Status != Reserved || res.At != 100 {
 		t.Fatalf("backfill: got %s at %d, want RESERVED at 100", res.Status, res.At)

@@ -18,7 +18,7 @@
 // Reservations are recomputed each loop, so they move earlier when jobs end
 // early. Backfill needs no shadow-time arithmetic: a reservation's spans sit
 // in the planners, and a later group can use reserved resources only if it
-// ends before the reservation starts (fluxion.md §11).
+// ends before the reservation starts (docs/reference/fluxion.md §8).
 //
 // A group the empty, all-up graph cannot hold is rejected at once with the
 // matcher's reason, at Submit: it never waits in the queue. Satisfiability
@@ -28,7 +28,7 @@
 // until resources are freed: a group completes or is removed, or
 // ResourcesChanged is called.
 //
-// Policies and depths (fluxion.md §12):
+// Policies and depths (docs/reference/fluxion.md §9):
 //
 //	fcfs          no reservations; strict order
 //	easy          reservation depth 1

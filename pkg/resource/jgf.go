@@ -10,8 +10,9 @@ import (
 	"strings"
 )
 
-// JGF (JSON Graph Format, RFC 40) reading. See fluxion.md section 3 for the
-// format and the defaults applied here; WriteJGF is the inverse.
+// JGF (JSON Graph Format, RFC 40) reading. See docs/reference/fluxion.md
+// section 2 for the format and the defaults applied here; WriteJGF is the
+// inverse.
 //
 // The reader is lenient where Fluence-generated graphs need it:
 //
@@ -377,7 +378,7 @@ func (r *jgfReader) node(i int) error {
 		r.strIDs[string(outer)] = idx
 	}
 
-	// Defaults, in Fluxion's order (fluxion.md 3.2).
+	// Defaults, in Fluxion's order (docs/reference/fluxion.md 2.2).
 	v := Vertex{Rank: -1, Size: 1, Status: f.status}
 	if f.hasUniq {
 		v.UniqID = f.uniq

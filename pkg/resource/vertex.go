@@ -23,7 +23,7 @@ func (s Status) String() string {
 type TypeID uint16
 
 // Vertex is one resource pool. Fields follow Fluxion's vertex schema; see
-// ../shared/reference/fluxion.md section 2.2.
+// docs/reference/fluxion.md section 1.2.
 type Vertex struct {
 	Type     TypeID
 	Status   Status

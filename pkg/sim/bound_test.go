@@ -10,7 +10,7 @@ import (
 // (20 x (3x18.7 + 4x23.5 + 5x25.3 + 6x29.5) = 9,072 pod-seconds) need
 // 9,072 / 8 = 1,134 s even though the CPU total says 800 s.
 func TestLowerBoundRun8(t *testing.T) {
-	w := loadShared(t, "run8-lammps-mixed.yaml", 1)
+	w := loadMeasured(t, "run8-lammps-mixed.yaml", 1)
 	b := LowerBoundParts(w)
 	if len(b.PerShape) != 2 {
 		t.Fatalf("shapes %+v", b.PerShape)
@@ -32,7 +32,7 @@ func TestLowerBoundRun8(t *testing.T) {
 		t.Errorf("bound %g bound by %s", lb, b.Binding())
 	}
 	// Release delays are after completion: they never enter the bound.
-	if LowerBound(loadShared(t, "run8-lammps-mixed.yaml", 99)) != LowerBound(w) {
+	if LowerBound(loadMeasured(t, "run8-lammps-mixed.yaml", 99)) != LowerBound(w) {
 		t.Error("the bound depends on the sampled release delays")
 	}
 }

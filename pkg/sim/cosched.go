@@ -8,9 +8,10 @@ import (
 )
 
 // The coscheduling model: kube-scheduler with the scheduler-plugins
-// Coscheduling plugin (peers.md 2.1; experiments.md 3.5, 5.3). Each group
-// is a PodGroup with minMember = its size and no minResources (the
-// experiments set none, so the aggregate resource check never applied).
+// Coscheduling plugin (docs/reference/peers.md 3; docs/reference/experiments.md
+// 3.3, 5.3). Each group is a PodGroup with minMember = its size and no
+// minResources (the experiments set none, so the aggregate resource check
+// never applied).
 //
 // Per pod, in the order kube-scheduler pops them from its queue:
 //

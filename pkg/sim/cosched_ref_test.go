@@ -56,7 +56,7 @@ func (c *cosched) refPassImpl(now float64) error {
 
 // The fast pass (sorted list + heap) must take exactly the pods the
 // reference takes, in the same order: compare whole runs on random small
-// workloads and on the shared ones.
+// workloads and on the measured ones.
 func TestCoschedulingPassMatchesReference(t *testing.T) {
 	var ws []*Workload
 	r := rand.New(rand.NewPCG(1, 2))

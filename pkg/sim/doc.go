@@ -21,7 +21,7 @@
 // Schedulers: "fluence" drives the real engine and queue manager
 // (pkg/match, pkg/queue). "stock", "coscheduling" and "quota" are models of
 // kube-scheduler, the scheduler-plugins Coscheduling plugin and Kueue-style
-// quota admission (see ../shared/reference/peers.md); every output labels
+// quota admission (see docs/reference/peers.md); every output labels
 // them as models.
 //
 // Detection: the run stops as stalled when no event is left while pods are

@@ -274,7 +274,7 @@ func (v *viewChecker) Schedule() error {
 	return nil
 }
 
-// The node views stay exact through whole runs of the shared workloads.
+// The node views stay exact through whole runs of the measured workloads.
 func TestModelsNodeViewExact(t *testing.T) {
 	for _, name := range []string{"run8", "run10"} {
 		w := mShared(t, name)

@@ -6,10 +6,10 @@ import (
 )
 
 // The quota model: Kueue-style admission in front of kube-scheduler
-// (peers.md 2.4; experiments.md 4.3, 5.3). One ClusterQueue with a
-// nominal quota of cpu and pods, no borrowing, no preemption, no
-// waitForPodsReady, no Topology Aware Scheduling (Kueue v0.6 as run10 used
-// it):
+// (docs/reference/peers.md 4; docs/reference/experiments.md 4.2, 5.3). One
+// ClusterQueue with a nominal quota of cpu and pods, no borrowing, no
+// preemption, no waitForPodsReady, no Topology Aware Scheduling (Kueue v0.6
+// as run10 used it):
 //
 //   - A group (Workload) is admitted when the quota left covers the WHOLE
 //     group: the sum of its pods' cpu requests and its pod count (Kueue's

@@ -6,7 +6,8 @@ import (
 )
 
 // The stock model: kube-scheduler with its default profile and no gang
-// support (experiments.md 5.3 "default", peers.md 2.5).
+// support (docs/reference/experiments.md 5.3 "default";
+// docs/reference/peers.md 2).
 //
 //   - QueueSort (PrioritySort): priority descending, then the pod's queue
 //     timestamp, then queueing order (group index, pod index for pods

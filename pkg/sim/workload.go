@@ -18,7 +18,7 @@ import (
 
 // Workload files come in two YAML formats, told apart by their keys:
 //
-//   - the experiment format of ../shared/workloads/*.yaml: a top-level
+//   - the experiment format of pkg/sim/experiments/*.yaml: a top-level
 //     `jobs` mapping with `types` (a loop that generates the job list) plus
 //     the measured outcomes; see workload_experiment.go;
 //   - the native format for users and synthetic workloads: explicit
@@ -165,7 +165,7 @@ func isExperiment(root *yaml.Node) bool {
 // experiment file gave release_delay_seconds: null) and a measured fluence
 // makespan exists to calibrate against. run10 is the case: its jobs ran
 // ~2 s but held their nodes for as long as the harness took to notice and
-// delete them, which was not logged (experiments.md 5.2). Use
+// delete them, which was not logged (docs/reference/experiments.md 5.2). Use
 // CalibrateReleaseDelay with the measured makespan as the target.
 func NeedsReleaseCalibration(w *Workload) bool {
 	if w == nil || len(w.Groups) == 0 {

@@ -9,7 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// The experiment format is the one of ../shared/workloads/*.yaml: a
+// The experiment format is the one of pkg/sim/experiments/*.yaml: a
 // description of a measured run (cluster, the loop that generated its
 // jobs, per-size runtime medians, per-scheduler outcomes). Its header
 // comments document every field; this file turns one into a Workload:

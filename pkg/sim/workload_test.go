@@ -11,13 +11,13 @@ import (
 	"testing"
 )
 
-// The measured workloads live in the shared directory beside the repo;
-// CI always has it, so a missing file is a failure, not a skip.
-const sharedWorkloads = "../../../shared/workloads"
+// The measured workloads are the files embedded by package experiments
+// (docs/reference/experiments.md); tests read them through LoadWorkload.
+const measuredWorkloads = "experiments"
 
-func loadShared(t *testing.T, file string, seed uint64) *Workload {
+func loadMeasured(t *testing.T, file string, seed uint64) *Workload {
 	t.Helper()
-	w, err := LoadWorkload(filepath.Join(sharedWorkloads, file), LoadOptions{Seed: seed})
+	w, err := LoadWorkload(filepath.Join(measuredWorkloads, file), LoadOptions{Seed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestLoadExperiments(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			w := loadShared(t, tc.file, 1)
+			w := loadMeasured(t, tc.file, 1)
 			if w.Name != tc.name {
 				t.Errorf("name %q, want %q", w.Name, tc.name)
 			}
@@ -135,7 +135,7 @@ func TestLoadExperiments(t *testing.T) {
 }
 
 func TestLoadRun8Details(t *testing.T) {
-	w := loadShared(t, "run8-lammps-mixed.yaml", 1)
+	w := loadMeasured(t, "run8-lammps-mixed.yaml", 1)
 	if w.Groups[0].Name != "lmp-0-0-size-2-2-2-2" || w.Groups[99].Name != "lmp-0-19-size-6-2-2-2" {
 		t.Errorf("names %q .. %q", w.Groups[0].Name, w.Groups[99].Name)
 	}
@@ -154,7 +154,7 @@ func TestLoadRun8Details(t *testing.T) {
 
 func TestReleaseDelaysSeeded(t *testing.T) {
 	delays := func(seed uint64) []float64 {
-		w := loadShared(t, "run8-lammps-mixed.yaml", seed)
+		w := loadMeasured(t, "run8-lammps-mixed.yaml", seed)
 		out := make([]float64, len(w.Groups))
 		for i, g := range w.Groups {
 			out[i] = g.ReleaseDelay
@@ -331,7 +331,7 @@ func TestLoadWorkloadErrorNamesFile(t *testing.T) {
 
 // Edits of run8 that break one field each: every error names the path.
 func TestParseExperimentErrors(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(sharedWorkloads, "run8-lammps-mixed.yaml"))
+	data, err := os.ReadFile(filepath.Join(measuredWorkloads, "run8-lammps-mixed.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,7 +429,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run8 := loadShared(t, "run8-lammps-mixed.yaml", 3)
+	run8 := loadMeasured(t, "run8-lammps-mixed.yaml", 3)
 	run8.Measured = nil // not part of the native format
 	for _, w := range []*Workload{syn, native, run8, BackfillWorkload()} {
 		data, err := MarshalWorkload(w)
@@ -448,8 +448,8 @@ func TestMarshalRoundTrip(t *testing.T) {
 
 func FuzzParseWorkload(f *testing.F) {
 	for _, p := range []string{
-		filepath.Join(sharedWorkloads, "run8-lammps-mixed.yaml"),
-		filepath.Join(sharedWorkloads, "run10-indexed-jobs.yaml"),
+		filepath.Join(measuredWorkloads, "run8-lammps-mixed.yaml"),
+		filepath.Join(measuredWorkloads, "run10-indexed-jobs.yaml"),
 		"testdata/native-valid.yaml",
 		"testdata/native-bad-pods.yaml",
 	} {

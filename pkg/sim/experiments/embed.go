@@ -1,5 +1,5 @@
-// Package experiments embeds the measured experiments (copies of
-// ../shared/workloads, facts recorded from public result files) so that
+// Package experiments embeds the measured experiments (facts recorded from
+// public result files; see docs/reference/experiments.md) so that
 // `fluence sim` replays them on a fresh clone with nothing else installed.
 package experiments
 
