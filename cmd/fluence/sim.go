@@ -39,6 +39,8 @@ type simFlags struct {
 	quotaCPU      float64
 	quotaPods     int
 	attempt       float64
+	oracle        bool
+	defaultDur    float64
 }
 
 func simCmd() *cobra.Command {
@@ -76,6 +78,8 @@ simulated ones. Files (CSV and JSON per job and scheduler, plots) go to --out.`,
 	fl.Float64Var(&f.permitTimeout, "permit-timeout", 0, "coscheduling Permit wait in seconds (default: the workload's, else 60)")
 	fl.Float64Var(&f.quotaCPU, "quota-cpu", 0, "quota model CPU quota in cores (default: the workload's, else the cluster's)")
 	fl.IntVar(&f.quotaPods, "quota-pods", 0, "quota model pod quota (default: the workload's, else unlimited)")
+	fl.BoolVar(&f.oracle, "oracle-durations", false, "plan fluence's groups with their true runtimes, which no scheduler knows (default: their declared durations, else --default-duration, as the scheduler does)")
+	fl.Float64Var(&f.defaultDur, "default-duration", 3600, "seconds fluence plans for a group that declares no duration (the scheduler's defaultDuration)")
 	fl.Float64Var(&f.attempt, "attempt-time", sim.DefaultAttemptSeconds, "seconds per scheduling attempt in the stock and quota models (0: instantaneous, every waiting pod tried at each event)")
 	return cmd
 }
@@ -156,8 +160,11 @@ func clusterFromSpec(spec string) (sim.Cluster, error) {
 }
 
 func newFluence(f simFlags, pol string) (sim.Scheduler, error) {
-	return sim.NewFluence(sim.FluenceConfig{MatchPolicy: f.matchPolicy, Queue: queue.Config{
-		Policy: queue.Policy(pol), QueueDepth: f.queueDepth, ReservationDepth: f.resDepth}})
+	if !(f.defaultDur >= 1) || math.IsInf(f.defaultDur, 0) {
+		return nil, fmt.Errorf("--default-duration %v: give a number of seconds, 1 or more", f.defaultDur)
+	}
+	return sim.NewFluence(sim.FluenceConfig{MatchPolicy: f.matchPolicy, Oracle: f.oracle, DefaultDuration: int64(math.Ceil(f.defaultDur)),
+		Queue: queue.Config{Policy: queue.Policy(pol), QueueDepth: f.queueDepth, ReservationDepth: f.resDepth}})
 }
 
 // namedScheduler renames extra fluence variants so every result has a

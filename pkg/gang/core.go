@@ -26,6 +26,9 @@ type Config struct {
 	// RunID distinguishes this run's allocation records from those of an
 	// earlier run (the scheduler uses its start time).
 	RunID string
+	// FormatTime renders a time for messages (a reservation's start); it
+	// must be a pure function of its argument. Default: seconds from now.
+	FormatTime func(t int64) string
 	// Observe, if set, is told how each queue loop went; it must not call
 	// back into the core.
 	Observe func(LoopStats)
@@ -33,8 +36,8 @@ type Config struct {
 
 // LoopStats describe one queue loop.
 type LoopStats struct {
-	Decisions, Skipped int
-	Rebuilt            bool
+	// Decisions counts the groups the loop considered.
+	Decisions int
 }
 
 // Core is the gang lifecycle: groups, their allocations and slots, holds,
@@ -78,6 +81,11 @@ type Core struct {
 	// goes there until it fits again.
 	overloaded map[string]bool
 
+	// admitCache holds node filters' answers for nodes of generation
+	// admitGen.
+	admitCache map[string]admission
+	admitGen   int64
+
 	fx  effects
 	now int64
 }
@@ -98,6 +106,10 @@ func New(cfg Config) (*Core, error) {
 	}
 	if cfg.DefaultDuration <= 0 {
 		cfg.DefaultDuration = 3600
+	}
+	if cfg.FormatTime == nil {
+		tps := cfg.TicksPerSecond
+		cfg.FormatTime = func(t int64) string { return fmt.Sprintf("t=%gs", float64(t)/float64(tps)) }
 	}
 	return &Core{
 		cfg:        cfg,
@@ -171,19 +183,24 @@ func (c *Core) condition(g *group, st ConditionStatus, msg string) {
 
 // reject marks a group impossible and tells its pods why.
 func (c *Core) reject(g *group, why string) {
-	g.state, g.reason = rejected, why
+	g.state, g.reason, g.early = rejected, why, false
 	c.condition(g, Unsatisfiable, why)
 	c.explain(g, true, "FluenceGroupRejected", fmt.Sprintf("pod group %s (%d pods): %s", g.id.Key, g.id.Size, why))
 }
 
-// Stats are counts for metrics.
+// Stats are figures for metrics and inspection.
 type Stats struct {
-	Groups        map[string]int // by phase
-	Pending       int            // requests in the queue
-	GraphRebuilds int64
+	Groups map[string]int // by phase
+	// Queued counts requests in the queue; Reserved the groups holding a
+	// reservation.
+	Queued, Reserved int
+	// Allocated is what allocations and foreign pods hold; Allocatable
+	// what the nodes offer.
+	Allocated, Allocatable Resources
+	GraphRebuilds          int64
 }
 
-// Stats returns counts for metrics.
+// Stats returns figures for metrics.
 func (c *Core) Stats() Stats {
 	s := Stats{Groups: map[string]int{}, GraphRebuilds: c.graphGen}
 	for _, n := range groupStateNames {
@@ -191,9 +208,37 @@ func (c *Core) Stats() Stats {
 	}
 	for _, g := range c.groups {
 		s.Groups[g.phase().String()]++
+		if g.reservedAt >= 0 {
+			s.Reserved++
+		}
+		for _, a := range g.allocs {
+			if !a.running {
+				s.Queued++
+				continue
+			}
+			for _, sl := range a.slots {
+				if !sl.done {
+					s.Allocated.MilliCPU += sl.shape.MilliCPU
+					s.Allocated.MemoryBytes += sl.shape.MemoryMiB << 20
+					s.Allocated.GPU += sl.shape.GPU
+					s.Allocated.Pods++
+				}
+			}
+		}
 	}
-	if c.q != nil {
-		s.Pending = len(c.q.Pending()) + len(c.q.Blocked())
+	for _, pods := range c.foreign {
+		for _, r := range pods {
+			s.Allocated.MilliCPU += r.MilliCPU
+			s.Allocated.MemoryBytes += r.MemoryBytes
+			s.Allocated.GPU += r.GPU
+			s.Allocated.Pods++
+		}
+	}
+	for _, n := range c.nodes {
+		s.Allocatable.MilliCPU += n.Allocatable.MilliCPU
+		s.Allocatable.MemoryBytes += n.Allocatable.MemoryBytes
+		s.Allocatable.GPU += n.Allocatable.GPU
+		s.Allocatable.Pods += n.Allocatable.Pods
 	}
 	return s
 }
@@ -212,4 +257,28 @@ func (c *Core) Waits(uid string) bool {
 func (c *Core) GroupOf(uid string) (string, bool) {
 	k, ok := c.podKey[uid]
 	return k, ok
+}
+
+// Wakeup returns the next time after the last event at which the core
+// must run even if nothing else happens: a reservation comes due, a hold
+// ends, or an allocation reaches its planned end (and is extended if its
+// pods still run). ok is false when there is none.
+func (c *Core) Wakeup() (t int64, ok bool) {
+	consider := func(at int64) {
+		if at > c.now && (!ok || at < t) {
+			t, ok = at, true
+		}
+	}
+	for _, g := range c.groups {
+		if g.reservedAt >= 0 {
+			consider(g.reservedAt)
+		}
+		consider(g.holdUntil)
+		for _, a := range g.allocs {
+			if a.running && a.dur > 0 {
+				consider(a.start + a.dur - 1)
+			}
+		}
+	}
+	return t, ok
 }

@@ -265,7 +265,7 @@ func (c *Core) submitPods(g *group, pods []*Pod, submit int64) {
 	if len(pods) == 0 {
 		return
 	}
-	js, slots, err := c.groupRequest(g, pods, 0)
+	js, slots, err := c.groupRequest(g, pods, 0, Shape{})
 	if err != nil {
 		c.reject(g, "cannot be placed: "+err.Error())
 		return
@@ -326,24 +326,34 @@ func (c *Core) unslotted(g *group) []*Pod {
 }
 
 // checkEarly rejects a group that cannot fit even before all its pods
-// exist: the pods seen so far, plus the smallest pod possible (1
-// millicore, any node) for each one still missing, are already more than
-// the cluster can ever hold (a PodGroup of 50 on 8 nodes). It is a lower
-// bound, so a group that could fit is never rejected by it. It runs once
-// per group and graph.
+// exist: the pods seen so far, plus one pod like the smallest of them
+// (the least of each request, on any node) for each pod still missing,
+// are already more than the cluster can ever hold (a PodGroup of 50 on 8
+// nodes). Pods of one group usually share a template, so this catches
+// impossible groups early; when it errs (the missing pods are smaller),
+// the group is judged again as its pods arrive, and placed once they all
+// exist and fit. It runs once per graph and number of pods seen.
 func (c *Core) checkEarly(g *group, free []*Pod, need int) {
-	if len(free) == 0 || g.checked == c.graphGen {
+	if len(free) == 0 || (g.checked == c.graphGen && g.checkedPods == len(free)) {
 		return
 	}
-	g.checked = c.graphGen
-	js, _, err := c.groupRequest(g, free, need-len(free))
+	g.checked, g.checkedPods = c.graphGen, len(free)
+	smallest := free[0].Requests
+	for _, p := range free[1:] {
+		smallest.MilliCPU = min(smallest.MilliCPU, p.Requests.MilliCPU)
+		smallest.MemoryBytes = min(smallest.MemoryBytes, p.Requests.MemoryBytes)
+		smallest.GPU = min(smallest.GPU, p.Requests.GPU)
+	}
+	js, _, err := c.groupRequest(g, free, need-len(free), ShapeOf(smallest))
 	if err != nil {
 		c.reject(g, "cannot be placed: "+err.Error())
+		g.early = true
 		return
 	}
 	res, err := c.m.Match(match.Satisfiability, js, 0, c.now)
 	if err == nil && res.Status != match.Satisfiable {
-		c.reject(g, fmt.Sprintf("cannot be placed on this cluster (judged from %d of its %d pods, the rest counted as the smallest pod possible): %s: %s", len(free), g.id.Size, res.Status, res.Reason))
+		c.reject(g, fmt.Sprintf("cannot be placed on this cluster (judged from %d of its %d pods, each missing pod counted as the smallest seen): %s: %s", len(free), g.id.Size, res.Status, res.Reason))
+		g.early = true
 	}
 }
 
@@ -411,7 +421,7 @@ func (c *Core) schedule() {
 			c.started(g, a, d.At)
 		case queue.Reserved:
 			g.reservedAt = d.At
-			g.reason = fmt.Sprintf("waiting for resources; reserved to start in %ds (%s)", (d.At-c.now)/c.cfg.TicksPerSecond, shortReason(d.Reason))
+			g.reason = fmt.Sprintf("waiting for resources; reserved to start at %s (%s)", c.cfg.FormatTime(d.At), shortReason(d.Reason))
 			c.condition(g, Waiting, g.reason)
 			c.explain(g, false, "FluenceGroupReserved", fmt.Sprintf("pod group %s (%d pods) %s", g.id.Key, g.id.Size, g.reason))
 		case queue.Pending, queue.Blocked:

@@ -100,6 +100,9 @@ func (c *Core) addMember(p *Pod, id GroupID) *group {
 	if g.id.Source == SourceRecord && id.Source != SourceRecord {
 		g.id = id // adopted after a restart; now its pods say what it is
 	}
+	if _, known := g.members[p.UID]; !known && g.state == rejected && g.early {
+		g.state, g.reason, g.early = gathering, "", false
+	}
 	g.members[p.UID] = p
 	c.podKey[p.UID] = id.Key
 	return g

@@ -17,18 +17,16 @@ func filterKey(p *Pod) string {
 func joinNames(names []string) string { return strings.Join(names, ",") }
 
 // groupRequest builds the jobspec of some of a group's pods, plus standIns
-// slots of the smallest pod possible on any node for pods not seen yet:
+// slots of the stand-in shape on any node for pods not seen yet:
 // one slot per pod, the longest declared duration (or the default), and
 // where each pod may go, evaluated against the nodes as they are now.
 // When every pod admits the same nodes that is the job's constraint (its
 // explanation then counts the nodes excluded); otherwise each pod's slot
 // carries its own, so a launcher and its workers may use different pools.
-func (c *Core) groupRequest(g *group, pods []*Pod, standIns int) (*jobspec.Jobspec, []slotGroup, error) {
-	nodes := c.sortedNodes()
+func (c *Core) groupRequest(g *group, pods []*Pod, standIns int, standIn Shape) (*jobspec.Jobspec, []slotGroup, error) {
 	var dur int64
 	shapes := make([]Shape, 0, len(pods)+standIns)
 	requires := make([]*jobspec.Constraint, 0, len(pods)+standIns)
-	admitted := map[string]*jobspec.Constraint{} // filter key -> hostlist
 	for _, p := range pods {
 		if p.Invalid != "" {
 			return nil, nil, &PodError{Pod: p.String(), Reason: p.Invalid}
@@ -39,27 +37,14 @@ func (c *Core) groupRequest(g *group, pods []*Pod, standIns int) (*jobspec.Jobsp
 			requires = append(requires, nil)
 			continue
 		}
-		k := p.Filter.Key()
-		con, ok := admitted[k]
-		if !ok {
-			var names []string
-			for _, n := range nodes {
-				if p.Filter.Admits(n) {
-					names = append(names, n.Name)
-				}
-			}
-			if len(names) == 0 {
-				return nil, nil, &PodError{Pod: p.String(), Reason: "no node satisfies its requirements: " + p.Filter.Why(nodes)}
-			}
-			if len(names) < len(nodes) {
-				con = jobspec.Hosts(names...)
-			}
-			admitted[k] = con
+		con, err := c.admitted(p)
+		if err != nil {
+			return nil, nil, err
 		}
 		requires = append(requires, con)
 	}
 	for range standIns {
-		shapes = append(shapes, Shape{MilliCPU: 1})
+		shapes = append(shapes, standIn)
 		requires = append(requires, nil)
 	}
 	if dur == 0 {
@@ -73,6 +58,46 @@ func (c *Core) groupRequest(g *group, pods []*Pod, standIns int) (*jobspec.Jobsp
 		requires = nil
 	}
 	return groupJobspec(shapes, requires, nil, dur)
+}
+
+// admission is a filter's answer for the nodes of one generation: the
+// hostlist of the nodes it admits (nil when it admits them all), or why it
+// admits none.
+type admission struct {
+	hosts *jobspec.Constraint
+	none  string
+}
+
+// admitted evaluates the pod's filter against the nodes as they are now.
+// Answers are shared by pods with the same requirements until the nodes
+// change: pods that only avoid tainted nodes are judged once, not once
+// per pod.
+func (c *Core) admitted(p *Pod) (*jobspec.Constraint, error) {
+	if c.admitGen != c.nodeGen || c.admitCache == nil {
+		c.admitCache, c.admitGen = map[string]admission{}, c.nodeGen
+	}
+	k := p.Filter.Key()
+	a, ok := c.admitCache[k]
+	if !ok {
+		nodes := c.sortedNodes()
+		var names []string
+		for _, n := range nodes {
+			if p.Filter.Admits(n) {
+				names = append(names, n.Name)
+			}
+		}
+		switch {
+		case len(names) == 0:
+			a.none = p.Filter.Why(nodes)
+		case len(names) < len(nodes):
+			a.hosts = jobspec.Hosts(names...)
+		}
+		c.admitCache[k] = a
+	}
+	if a.none != "" {
+		return nil, &PodError{Pod: p.String(), Reason: "no node satisfies its requirements: " + a.none}
+	}
+	return a.hosts, nil
 }
 
 // PodError says why a pod cannot be placed as it is.

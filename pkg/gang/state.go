@@ -85,9 +85,13 @@ type group struct {
 	// holdUntil delays the group's start after a node turned it away;
 	// holdStep is the current delay; heldSubmit its place in line.
 	holdUntil, holdStep, heldSubmit int64
-	// checked is the graph generation at which the group was last judged
-	// from its first pods; 0 when never.
-	checked int64
+	// checked and checkedPods are the graph generation and the number of
+	// pods at which the group was last judged from its first pods.
+	checked     int64
+	checkedPods int
+	// early: the group was rejected from its first pods only; a pod
+	// joining it has it judged again.
+	early bool
 }
 
 func newGroup(id GroupID) *group {

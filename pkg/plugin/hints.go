@@ -1,44 +1,55 @@
 package plugin
 
 import (
+	"sync"
+
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 )
 
-// podEventHint tells the scheduling queue whether a pod event can help a
-// waiting pod. A group that can never fit (rejected) or whose pods disagree
-// (invalid) is only changed by its own members leaving, or by nodes, so
-// another pod coming or going must not send its pods round the scheduling
-// cycle again: on a busy cluster every pod creation did, each time with a
-// new FailedScheduling event. Every other waiting pod is queued as before.
-func (p *Plugin) podEventHint(_ klog.Logger, waiting *corev1.Pod, oldObj, newObj any) (fwk.QueueingHint, error) {
-	other, _ := newObj.(*corev1.Pod)
-	if other == nil {
-		other, _ = oldObj.(*corev1.Pod)
+func typesUID(s string) types.UID { return types.UID(s) }
+
+// hintSet holds the pending pods whose group the core knows: the core
+// wakes them itself when their group is placed, withdrawn, or may be
+// placed again (its own pods arrive or leave, resources are freed, nodes
+// change). It has its own lock, never held while calling out, because the
+// framework asks the hints under its queue's lock.
+type hintSet struct {
+	mu   sync.RWMutex
+	pods map[types.UID]bool
+}
+
+func (h *hintSet) add(uid types.UID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.pods == nil {
+		h.pods = map[types.UID]bool{}
 	}
-	if other == nil {
-		return fwk.Queue, nil
-	}
-	if p.c.settledApartFrom(waiting, other) {
+	h.pods[uid] = true
+}
+
+func (h *hintSet) remove(uid types.UID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.pods, uid)
+}
+
+func (h *hintSet) has(uid types.UID) bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.pods[uid]
+}
+
+// podEventHint tells the scheduling queue whether another pod's event can
+// help a waiting pod. A pod whose group the core knows skips it: the core
+// sees the same event and wakes exactly the pods it unblocks, so a busy
+// cluster does not send every waiting pod round the cycle on every pod
+// event. A pod the core does not know yet is queued.
+func (p *Plugin) podEventHint(_ klog.Logger, waiting *corev1.Pod, _, _ any) (fwk.QueueingHint, error) {
+	if p.hints.has(waiting.UID) {
 		return fwk.QueueSkip, nil
 	}
 	return fwk.Queue, nil
-}
-
-// settledApartFrom reports whether waiting's group is rejected or invalid
-// and other is not one of its members.
-func (c *cluster) settledApartFrom(waiting, other *corev1.Pod) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	key, ok := c.podKey[waiting.UID]
-	if !ok {
-		return false
-	}
-	gr := c.groups[key]
-	if gr == nil || (gr.state != rejected && gr.state != invalid) {
-		return false
-	}
-	otherKey, known := c.podKey[other.UID]
-	return !known || otherKey != key
 }

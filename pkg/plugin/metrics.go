@@ -6,17 +6,17 @@ import (
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 
-	"github.com/fluence-sched/fluence/pkg/k8sadapter"
+	"github.com/fluence-sched/fluence/pkg/gang"
 )
 
 // Metrics are served on the scheduler's /metrics endpoint with the stock
 // scheduler's own.
 var (
-	loopDuration = metrics.NewHistogram(&metrics.HistogramOpts{
+	loopGroups = metrics.NewHistogram(&metrics.HistogramOpts{
 		Subsystem:      "fluence",
-		Name:           "match_duration_seconds",
-		Help:           "Time of one queue loop: the engine matches of every group it considered.",
-		Buckets:        metrics.ExponentialBuckets(0.00001, 4, 10),
+		Name:           "loop_groups",
+		Help:           "Groups one queue loop considered.",
+		Buckets:        metrics.ExponentialBuckets(1, 2, 12),
 		StabilityLevel: metrics.ALPHA,
 	})
 	groupsByState = metrics.NewGaugeVec(&metrics.GaugeOpts{
@@ -40,84 +40,46 @@ var (
 	allocated = metrics.NewGaugeVec(&metrics.GaugeOpts{
 		Subsystem:      "fluence",
 		Name:           "allocated",
-		Help:           "Resources held by allocations and foreign pods, in graph units (cores, MiB, GPUs).",
+		Help:           "Resources held by allocations and foreign pods: cpu in cores, memory in bytes, gpu, pods.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"resource"})
 	allocatable = metrics.NewGaugeVec(&metrics.GaugeOpts{
 		Subsystem:      "fluence",
 		Name:           "allocatable",
-		Help:           "Resources of the nodes in the graph, in graph units (cores, MiB, GPUs).",
+		Help:           "Resources of the nodes: cpu in cores, memory in bytes, gpu, pods.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"resource"})
+	graphRebuilds = metrics.NewGauge(&metrics.GaugeOpts{
+		Subsystem:      "fluence",
+		Name:           "graph_rebuilds",
+		Help:           "Resource graphs built since the scheduler started (a node added or removed, or its capacity changed).",
+		StabilityLevel: metrics.ALPHA,
+	})
 	metricsOnce sync.Once
 )
 
 func registerMetrics() {
 	metricsOnce.Do(func() {
-		legacyregistry.MustRegister(loopDuration, groupsByState, queueLength, reservations, allocated, allocatable)
+		legacyregistry.MustRegister(loopGroups, groupsByState, queueLength, reservations, allocated, allocatable, graphRebuilds)
 	})
 }
 
-// snapshot is the state the gauges show.
-type snapshot struct {
-	groups           map[string]int
-	queued, reserved int
-	allocated, total map[string]int64
-}
+func observeLoop(s gang.LoopStats) { loopGroups.Observe(float64(s.Decisions)) }
 
-// snapshot reads the figures; callers hold the lock.
-func (c *cluster) snapshot() snapshot {
-	s := snapshot{groups: map[string]int{}, allocated: map[string]int64{}, total: map[string]int64{}}
-	for _, name := range groupStateNames {
-		s.groups[name] = 0
-	}
-	for _, gr := range c.groups {
-		s.groups[c.phase(gr).String()]++
-		if gr.reservedAt >= 0 {
-			s.reserved++
-		}
-		for _, a := range gr.allocs {
-			if !a.running {
-				s.queued++
-				continue
-			}
-			for _, sl := range a.slots {
-				if sl.done {
-					continue
-				}
-				s.allocated["cpu"] += sl.shape.Cores
-				s.allocated["memory"] += sl.shape.MemoryMiB
-				s.allocated["gpu"] += sl.shape.GPU
-			}
-		}
-	}
-	for _, pods := range c.foreign {
-		for _, r := range pods {
-			sh := k8sadapter.PodShape(r)
-			s.allocated["cpu"] += sh.Cores
-			s.allocated["memory"] += sh.MemoryMiB
-			s.allocated["gpu"] += sh.GPU
-		}
-	}
-	for _, n := range c.nodes {
-		a := n.Status.Allocatable
-		s.total["cpu"] += a.Cpu().MilliValue() / 1000
-		s.total["memory"] += a.Memory().Value() >> 20
-		s.total["gpu"] += c.opts.NodeGPUs(n)
-	}
-	return s
-}
-
-// publish sets the gauges; callers hold the lock.
-func (c *cluster) publish() {
-	s := c.snapshot()
-	for state, n := range s.groups {
+// publish sets the gauges.
+func publish(s gang.Stats) {
+	for state, n := range s.Groups {
 		groupsByState.WithLabelValues(state).Set(float64(n))
 	}
-	queueLength.Set(float64(s.queued))
-	reservations.Set(float64(s.reserved))
-	for _, r := range []string{"cpu", "memory", "gpu"} {
-		allocated.WithLabelValues(r).Set(float64(s.allocated[r]))
-		allocatable.WithLabelValues(r).Set(float64(s.total[r]))
+	queueLength.Set(float64(s.Queued))
+	reservations.Set(float64(s.Reserved))
+	set := func(v *metrics.GaugeVec, r gang.Resources) {
+		v.WithLabelValues("cpu").Set(float64(r.MilliCPU) / 1000)
+		v.WithLabelValues("memory").Set(float64(r.MemoryBytes))
+		v.WithLabelValues("gpu").Set(float64(r.GPU))
+		v.WithLabelValues("pods").Set(float64(r.Pods))
 	}
+	set(allocated, s.Allocated)
+	set(allocatable, s.Allocatable)
+	graphRebuilds.Set(float64(s.GraphRebuilds))
 }

@@ -3,6 +3,8 @@ package plugin
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,25 +12,45 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/dynamic"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/utils/clock"
+
+	"github.com/fluence-sched/fluence/pkg/gang"
+	"github.com/fluence-sched/fluence/pkg/k8sadapter"
 )
 
 // Name is the plugin's name in a KubeSchedulerConfiguration.
 const Name = "fluence"
 
-// Plugin is the fluence scheduler plugin.
+// AllocationKey is the pod annotation written at binding; see
+// k8sadapter.AllocationKey.
+const AllocationKey = k8sadapter.AllocationKey
+
+// Plugin is the fluence scheduler plugin: it translates informer events
+// and the framework's extension points into events of the gang core, and
+// the core's effects into framework calls and API writes.
 type Plugin struct {
 	h       fwk.Handle
-	c       *cluster
+	log     klog.Logger
+	opts    k8sadapter.GraphOptions
+	owns    func(*corev1.Pod) bool
+	clock   clock.PassiveClock
+	epoch   time.Time
 	res     *Resolver
-	dyn     dynamic.Interface
+	pods    corelisters.PodLister
 	synced  []cache.InformerSynced
 	timeout time.Duration
 	kick    chan struct{}
 	retry   retrySet
+	hints   hintSet
+	conds   *conditionWriter
+
+	// mu serialises the core, which is not safe for concurrent use.
+	mu   sync.Mutex
+	core *gang.Core
 }
 
 var (
@@ -54,10 +76,6 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	if err != nil {
 		return nil, err
 	}
-	logger := klog.FromContext(ctx).WithName(Name)
-	profile := h.ProfileName()
-	owns := func(p *corev1.Pod) bool { return p.Spec.SchedulerName == profile }
-
 	f := h.SharedInformerFactory()
 	src := ResolverSources{
 		Jobs:         f.Batch().V1().Jobs().Lister(),
@@ -68,16 +86,21 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 			src.Dynamic = d
 		}
 	}
-	p := &Plugin{h: h, res: NewResolver(src), dyn: src.Dynamic, timeout: cfg.PermitTimeout, kick: make(chan struct{}, 1)}
-	p.c = newCluster(cfg, owns, clock.RealClock{}, logger)
+	p, err := newPlugin(cfg, h, clock.RealClock{}, klog.FromContext(ctx).WithName(Name))
+	if err != nil {
+		return nil, err
+	}
+	p.res = NewResolver(src)
+	p.pods = f.Core().V1().Pods().Lister()
+	p.conds = newConditionWriter(src.Dynamic, h.EventRecorder(), p.log)
 	registerMetrics()
 
 	nodeReg, err := f.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { p.c.onNode(o.(*corev1.Node)); p.wake() },
-		UpdateFunc: func(_, o any) { p.c.onNode(o.(*corev1.Node)); p.wake() },
+		AddFunc:    func(o any) { p.onNode(o.(*corev1.Node)) },
+		UpdateFunc: func(_, o any) { p.onNode(o.(*corev1.Node)) },
 		DeleteFunc: func(o any) {
 			if n, ok := objectOf[*corev1.Node](o); ok {
-				p.c.onNodeGone(n.Name)
+				p.do(func(now int64) { p.core.NodeRemoved(n.Name, now) })
 				p.wake()
 			}
 		},
@@ -90,10 +113,9 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		UpdateFunc: func(_, o any) { p.onPod(o.(*corev1.Pod)) },
 		DeleteFunc: func(o any) {
 			if pod, ok := objectOf[*corev1.Pod](o); ok {
-				fx := &effects{}
 				p.retry.remove(pod.UID)
-				p.c.onPodGone(pod, fx)
-				p.apply(ctx, fx)
+				p.hints.remove(pod.UID)
+				p.do(func(now int64) { p.core.PodRemoved(string(pod.UID), now) })
 				p.wake()
 			}
 		},
@@ -102,10 +124,36 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		return nil, err
 	}
 	// Jobs and StatefulSets size groups; their informers must run too.
-	jobsSynced := f.Batch().V1().Jobs().Informer().HasSynced
-	stsSynced := f.Apps().V1().StatefulSets().Informer().HasSynced
-	p.synced = []cache.InformerSynced{nodeReg.HasSynced, podReg.HasSynced, jobsSynced, stsSynced}
+	p.synced = []cache.InformerSynced{nodeReg.HasSynced, podReg.HasSynced,
+		f.Batch().V1().Jobs().Informer().HasSynced, f.Apps().V1().StatefulSets().Informer().HasSynced}
+	go p.conds.run(ctx)
 	go p.run(ctx)
+	return p, nil
+}
+
+// newPlugin builds the plugin's core and translation state; New adds the
+// informers and API clients.
+func newPlugin(cfg Config, h fwk.Handle, clk clock.PassiveClock, log klog.Logger) (*Plugin, error) {
+	p := &Plugin{
+		h: h, log: log, clock: clk, epoch: clk.Now(), timeout: cfg.PermitTimeout,
+		opts: k8sadapter.GraphOptions{RackLabel: cfg.RackLabel, ExtraGPUResources: cfg.ExtraGPUResources},
+		kick: make(chan struct{}, 1),
+	}
+	profile := h.ProfileName()
+	p.owns = func(pod *corev1.Pod) bool { return pod.Spec.SchedulerName == profile }
+	core, err := gang.New(gang.Config{
+		MatchPolicy:     cfg.MatchPolicy,
+		Queue:           cfg.Queue,
+		RackLabel:       cfg.RackLabel,
+		DefaultDuration: cfg.DefaultDuration,
+		RunID:           fmt.Sprint(p.epoch.UnixNano()),
+		FormatTime:      func(t int64) string { return p.epoch.Add(time.Duration(t) * time.Second).UTC().Format(time.RFC3339) },
+		Observe:         observeLoop,
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.core = core
 	return p, nil
 }
 
@@ -121,11 +169,33 @@ func objectOf[T any](o any) (T, bool) {
 	return zero, false
 }
 
+// now is core time: whole seconds since the plugin started.
+func (p *Plugin) now() int64 { return int64(p.clock.Since(p.epoch) / time.Second) }
+
+// do runs f on the core under its lock and carries out the effects after
+// the lock is released: the framework's queue calls QueueSort and the
+// queueing hints under its own lock.
+func (p *Plugin) do(f func(now int64)) {
+	p.mu.Lock()
+	f(p.now())
+	fx := p.core.Ready()
+	p.mu.Unlock()
+	p.apply(fx)
+}
+
+func (p *Plugin) onNode(n *corev1.Node) {
+	cn := p.opts.CoreNode(n)
+	p.do(func(now int64) { p.core.NodeSet(cn, now) })
+	p.wake()
+}
+
 func (p *Plugin) onPod(pod *corev1.Pod) {
-	fx := &effects{}
-	p.c.onPod(pod, fx)
-	p.apply(context.Background(), fx)
-	if podDone(pod) {
+	cp := p.opts.CorePod(pod, p.owns(pod))
+	p.do(func(now int64) { p.core.PodSeen(cp, now) })
+	if cp.NodeName != "" || cp.Done {
+		p.hints.remove(pod.UID)
+	}
+	if cp.Done {
 		p.wake()
 	}
 }
@@ -152,7 +222,7 @@ func (p *Plugin) wake() {
 }
 
 // run places waiting groups when resources are freed, and once a second
-// so reservations come due and overrunning allocations are extended.
+// so reservations come due, holds end and overruns are extended.
 func (p *Plugin) run(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -166,60 +236,68 @@ func (p *Plugin) run(ctx context.Context) {
 		if !p.ready() {
 			continue
 		}
-		fx := &effects{}
-		p.c.loop(fx)
-		p.retry.take(fx)
-		p.apply(ctx, fx)
+		p.do(func(now int64) {
+			p.core.Tick(now)
+			publish(p.core.Stats())
+		})
+		p.apply(gang.Effects{Activate: p.retry.take()})
 	}
 }
 
-// apply makes the framework calls a state change asked for.
-func (p *Plugin) apply(ctx context.Context, fx *effects) {
-	if len(fx.activate) > 0 {
-		p.h.Activate(klog.FromContext(ctx), fx.activate)
-	}
-	for _, uid := range fx.reject {
-		if wp := p.h.GetWaitingPod(uid); wp != nil {
-			wp.Reject(Name, fx.rejectMsg)
+// apply makes the framework calls and API writes the core asked for.
+func (p *Plugin) apply(fx gang.Effects) {
+	if len(fx.Activate) > 0 && p.pods != nil {
+		pods := map[string]*corev1.Pod{}
+		for _, r := range fx.Activate {
+			if pod, err := p.pods.Pods(r.Namespace).Get(r.Name); err == nil && string(pod.UID) == r.UID {
+				pods[r.Namespace+"/"+r.Name] = pod
+			}
+		}
+		if len(pods) > 0 {
+			p.h.Activate(p.log, pods)
 		}
 	}
-	for _, uid := range fx.allow {
-		if wp := p.h.GetWaitingPod(uid); wp != nil {
+	for _, r := range fx.Reject {
+		if wp := p.h.GetWaitingPod(typesUID(r.Pod.UID)); wp != nil {
+			wp.Reject(Name, r.Message)
+		}
+	}
+	for _, r := range fx.Allow {
+		if wp := p.h.GetWaitingPod(typesUID(r.UID)); wp != nil {
 			wp.Allow(Name)
 		}
 	}
-	if len(fx.podGroups) > 0 {
-		go writePodGroupConditions(context.WithoutCancel(ctx), p.dyn, p.h.EventRecorder(), fx.podGroups)
+	for _, c := range fx.Conditions {
+		p.conds.set(c)
 	}
-	if r := p.h.EventRecorder(); r != nil {
-		for _, e := range fx.events {
-			r.Eventf(e.pod, nil, e.typ, e.reason, "Scheduling", "%s", e.note)
+	if rec := p.h.EventRecorder(); rec != nil {
+		for _, e := range fx.Events {
+			typ := corev1.EventTypeNormal
+			if e.Warning {
+				typ = corev1.EventTypeWarning
+			}
+			ref := &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: e.Pod.Namespace, Name: e.Pod.Name, UID: typesUID(e.Pod.UID)}
+			rec.Eventf(ref, nil, typ, e.Reason, "Scheduling", "%s", e.Note)
 		}
 	}
 }
 
 // Less orders the scheduling queue: higher priority first, then older
-// groups, then by group and pod name, so a group's pods come together.
+// pods, then by namespace and name. Only the pod's own fields count, so a
+// pod's place never moves while it sits in the scheduler's heap; the
+// core places a group whole whatever order its pods come in.
 func (p *Plugin) Less(a, b fwk.QueuedPodInfo) bool {
 	pa, pb := a.GetPodInfo().GetPod(), b.GetPodInfo().GetPod()
 	if x, y := podPriority(pa), podPriority(pb); x != y {
 		return x > y
 	}
-	ta, tb := p.groupTime(pa, a), p.groupTime(pb, b)
-	if !ta.Equal(tb) {
+	if ta, tb := pa.CreationTimestamp.Time, pb.CreationTimestamp.Time; !ta.Equal(tb) {
 		return ta.Before(tb)
 	}
 	if pa.Namespace != pb.Namespace {
 		return pa.Namespace < pb.Namespace
 	}
 	return pa.Name < pb.Name
-}
-
-func (p *Plugin) groupTime(pod *corev1.Pod, qi fwk.QueuedPodInfo) time.Time {
-	if k, ok := p.c.sortKeyOf(pod.UID); ok {
-		return k
-	}
-	return pod.CreationTimestamp.Time
 }
 
 func podPriority(p *corev1.Pod) int32 {
@@ -235,8 +313,9 @@ type pinned struct{ node string }
 
 func (s *pinned) Clone() fwk.StateData { return s }
 
-// PreFilter finds the pod's group and its node: the group is placed whole
-// by one engine match, so every pod of it has its node before any binds.
+// PreFilter finds the pod's group and asks the core for the pod's node:
+// the group is placed whole by one engine match, so every pod of it has
+// its node before any binds.
 func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *corev1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	if !p.ready() {
 		// Only at start: wait until every node and pod was seen rather
@@ -249,24 +328,26 @@ func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *corev
 	if err != nil {
 		var re *ResolveError
 		if errors.As(err, &re) && !re.Retryable {
-			p.apply(ctx, &effects{events: []event{{pod: pod, typ: corev1.EventTypeWarning, reason: "FluenceInvalidGroup", note: err.Error()}}})
+			p.apply(gang.Effects{Events: []gang.Event{{Pod: gang.Ref{UID: string(pod.UID), Namespace: pod.Namespace, Name: pod.Name}, Warning: true, Reason: "FluenceInvalidGroup", Note: err.Error()}}})
 			return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())
 		}
 		p.retry.add(pod)
 		return nil, fwk.NewStatus(fwk.Unschedulable, err.Error())
 	}
-	fx := &effects{}
-	v := p.c.place(pod, id, fx)
-	p.apply(ctx, fx)
-	if v.node == "" {
+	cp := p.opts.CorePod(pod, true)
+	var v gang.Verdict
+	p.do(func(now int64) { v = p.core.Place(cp, id, now) })
+	if v.Node == "" {
+		p.hints.add(pod.UID)
 		code := fwk.Unschedulable
-		if v.final {
+		if v.Final {
 			code = fwk.UnschedulableAndUnresolvable
 		}
-		return nil, fwk.NewStatus(code, v.reason)
+		return nil, fwk.NewStatus(code, v.Reason)
 	}
-	state.Write(stateKey, &pinned{node: v.node})
-	return &fwk.PreFilterResult{NodeNames: sets.New(v.node)}, nil
+	p.hints.remove(pod.UID)
+	state.Write(stateKey, &pinned{node: v.Node})
+	return &fwk.PreFilterResult{NodeNames: sets.New(v.Node)}, nil
 }
 
 // PreFilterExtensions is nil: the pod's node does not depend on the other
@@ -286,8 +367,9 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *corev1.Pod
 }
 
 // PostFilter runs when the pod's node turned it away although the engine
-// placed it there: the group's allocation is withdrawn and placed again.
-func (p *Plugin) PostFilter(ctx context.Context, state fwk.CycleState, pod *corev1.Pod, m fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
+// placed it there: the core withdraws the group's allocation and places it
+// again after a short hold.
+func (p *Plugin) PostFilter(_ context.Context, state fwk.CycleState, pod *corev1.Pod, m fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
 	d, err := state.Read(stateKey)
 	if err != nil {
 		return nil, fwk.NewStatus(fwk.Unschedulable)
@@ -297,38 +379,34 @@ func (p *Plugin) PostFilter(ctx context.Context, state fwk.CycleState, pod *core
 	if s := m.Get(node); s != nil && s.Message() != "" {
 		why = s.Message()
 	}
-	fx := &effects{}
-	p.c.failed(pod, why, fx)
-	p.apply(ctx, fx)
+	p.do(func(now int64) { p.core.TurnedAway(string(pod.UID), why, now) })
 	return nil, fwk.NewStatus(fwk.Unschedulable, "fluence: node "+node+" turned the pod away: "+why)
 }
 
 // Reserve marks the pod's slot taken.
 func (p *Plugin) Reserve(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, node string) *fwk.Status {
-	if err := p.c.reserve(pod, node); err != nil {
-		return fwk.AsStatus(err)
-	}
-	return nil
+	var err error
+	p.do(func(int64) { err = p.core.Reserve(string(pod.UID), node) })
+	return fwk.AsStatus(err)
 }
 
-// Unreserve withdraws the whole allocation while none of its pods is bound.
-func (p *Plugin) Unreserve(ctx context.Context, _ fwk.CycleState, pod *corev1.Pod, _ string) {
-	fx := &effects{}
-	p.c.unreserve(pod, fx)
-	p.apply(ctx, fx)
+// Unreserve tells the core the pod failed after Reserve.
+func (p *Plugin) Unreserve(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _ string) {
+	p.do(func(now int64) { p.core.Unreserve(string(pod.UID), now) })
 }
 
-// Permit holds each pod until every pod of its allocation is reserved, then
-// lets them all through together.
-func (p *Plugin) Permit(ctx context.Context, _ fwk.CycleState, pod *corev1.Pod, _ string) (*fwk.Status, time.Duration) {
-	ready, siblings, err := p.c.permit(pod)
+// Permit holds each pod until every pod of its allocation is reserved; the
+// core then lets them all through together.
+func (p *Plugin) Permit(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _ string) (*fwk.Status, time.Duration) {
+	var ready bool
+	var err error
+	p.do(func(int64) { ready, err = p.core.Permit(string(pod.UID)) })
 	if err != nil {
 		return fwk.AsStatus(err), 0
 	}
 	if !ready {
 		return fwk.NewStatus(fwk.Wait), p.timeout
 	}
-	p.apply(ctx, &effects{allow: siblings})
 	return nil, 0
 }
 
@@ -340,7 +418,9 @@ func (p *Plugin) Bind(ctx context.Context, _ fwk.CycleState, pod *corev1.Pod, no
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
 		Target:     corev1.ObjectReference{Kind: "Node", Name: node},
 	}
-	if rec := p.c.recordOf(pod); rec != "" {
+	var rec string
+	p.do(func(int64) { rec = p.core.Record(string(pod.UID)) })
+	if rec != "" {
 		b.Annotations = map[string]string{AllocationKey: rec}
 	}
 	if c := p.h.APICacher(); c != nil {
@@ -357,14 +437,13 @@ func (p *Plugin) Bind(ctx context.Context, _ fwk.CycleState, pod *corev1.Pod, no
 	} else if err := p.h.ClientSet().CoreV1().Pods(pod.Namespace).Bind(ctx, b, metav1.CreateOptions{}); err != nil {
 		return fwk.AsStatus(err)
 	}
-	p.c.boundOK(pod)
+	p.do(func(int64) { p.core.Bound(string(pod.UID)) })
 	return nil
 }
 
 // EventsToRegister: pods wait for other pods (their group's) and for
-// freed resources; nodes change what fits. The plugin also wakes the pods
-// of a group it placed directly. Pods of groups that can never fit skip
-// other pods' events (podEventHint).
+// freed resources; nodes change what fits. The core wakes the pods of the
+// groups it knows itself, so other pods' events skip them (podEventHint).
 func (p *Plugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
 	return []fwk.ClusterEventWithHint{
 		{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.Add | fwk.Delete | fwk.UpdatePodLabel}, QueueingHintFn: p.podEventHint},

@@ -3,14 +3,19 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+
+	"github.com/fluence-sched/fluence/pkg/gang"
 )
 
 // ConditionKey is the PodGroup annotation holding fluence's Schedulable
@@ -28,35 +33,105 @@ type condition struct {
 	LastTransitionTime metav1.Time `json:"lastTransitionTime"`
 }
 
-// writePodGroupConditions records each condition on its PodGroup and, for
-// a rejection, a Warning event on the PodGroup itself. Failures are logged:
-// the pods' own events carry the same reason.
-func writePodGroupConditions(ctx context.Context, dyn dynamic.Interface, rec events.EventRecorderLogger, conds []podGroupCondition) {
-	if dyn == nil {
+var conditionReasons = map[gang.ConditionStatus]string{gang.Scheduled: "Placed", gang.Waiting: "Waiting", gang.Unsatisfiable: "Unsatisfiable"}
+
+// conditionWriter writes PodGroup conditions one group at a time, latest
+// first: a work queue keyed by group, so two writes for one group never
+// race and a condition superseded before it was written is never written.
+type conditionWriter struct {
+	dyn   dynamic.Interface
+	rec   events.EventRecorderLogger
+	log   klog.Logger
+	now   func() time.Time
+	queue workqueue.TypedRateLimitingInterface[string]
+
+	mu     sync.Mutex
+	latest map[string]gang.Condition
+}
+
+func newConditionWriter(dyn dynamic.Interface, rec events.EventRecorderLogger, log klog.Logger) *conditionWriter {
+	return &conditionWriter{dyn: dyn, rec: rec, log: log, now: time.Now, latest: map[string]gang.Condition{},
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "fluence-podgroup-conditions"})}
+}
+
+func (w *conditionWriter) set(c gang.Condition) {
+	if w == nil || w.dyn == nil {
 		return
 	}
-	for _, pc := range conds {
-		status := "False"
-		if pc.schedulable {
-			status = "True"
+	w.mu.Lock()
+	w.latest[c.Group.Key] = c
+	w.mu.Unlock()
+	w.queue.Add(c.Group.Key)
+}
+
+func (w *conditionWriter) run(ctx context.Context) {
+	go func() {
+		<-ctx.Done()
+		w.queue.ShutDown()
+	}()
+	for {
+		key, stop := w.queue.Get()
+		if stop {
+			return
 		}
-		c := condition{Type: "Schedulable", Status: status, Reason: pc.reason, Message: pc.message,
-			LastTransitionTime: metav1.NewTime(time.Now().Truncate(time.Second))}
-		value, err := json.Marshal(c)
-		if err != nil {
-			continue
+		w.mu.Lock()
+		c, ok := w.latest[key]
+		w.mu.Unlock()
+		if ok {
+			if err := w.write(ctx, c); err != nil && w.queue.NumRequeues(key) < 5 {
+				w.queue.AddRateLimited(key)
+			} else {
+				if err != nil {
+					w.log.Info("fluence: cannot record the PodGroup condition", "podGroup", key, "err", err)
+				}
+				w.queue.Forget(key)
+			}
 		}
-		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{ConditionKey: string(value)}}})
-		if err != nil {
-			continue
+		w.queue.Done(key)
+	}
+}
+
+// write records c on its PodGroup. lastTransitionTime moves only when the
+// status does; an unchanged condition is not written again. A rejection
+// also gets a Warning event on the PodGroup itself.
+func (w *conditionWriter) write(ctx context.Context, c gang.Condition) error {
+	res := w.dyn.Resource(podGroupGVR).Namespace(c.Group.Namespace)
+	pg, err := res.Get(ctx, c.Group.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil // deleted: nothing to record
+	}
+	if err != nil {
+		return err
+	}
+	next := condition{Type: "Schedulable", Status: "False", Reason: conditionReasons[c.Status], Message: c.Message,
+		LastTransitionTime: metav1.NewTime(w.now().Truncate(time.Second))}
+	if c.Status == gang.Scheduled {
+		next.Status = "True"
+	}
+	var old condition
+	if v := pg.GetAnnotations()[ConditionKey]; v != "" && json.Unmarshal([]byte(v), &old) == nil {
+		if old.Status == next.Status {
+			next.LastTransitionTime = old.LastTransitionTime
 		}
-		pg, err := dyn.Resource(podGroupGVR).Namespace(pc.namespace).Patch(ctx, pc.name, types.MergePatchType, patch, metav1.PatchOptions{})
-		if err != nil {
-			klog.FromContext(ctx).Info("fluence: cannot record the PodGroup condition", "podGroup", pc.namespace+"/"+pc.name, "err", err)
-			continue
-		}
-		if !pc.schedulable && rec != nil {
-			rec.Eventf(pg, nil, corev1.EventTypeWarning, "FluenceGroupRejected", "Scheduling", "%s", pc.message)
+		if old == next {
+			return nil
 		}
 	}
+	value, err := json.Marshal(next)
+	if err != nil {
+		return err
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{ConditionKey: string(value)}}})
+	if err != nil {
+		return err
+	}
+	pg, err = res.Patch(ctx, c.Group.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		return err
+	}
+	if c.Status == gang.Unsatisfiable && w.rec != nil {
+		w.rec.Eventf(pg, nil, corev1.EventTypeWarning, "FluenceGroupRejected", "Scheduling", "%s", c.Message)
+	}
+	return nil
 }

@@ -19,20 +19,21 @@ import (
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
 
+	"github.com/fluence-sched/fluence/pkg/gang"
 	"github.com/fluence-sched/fluence/pkg/k8sadapter"
 )
 
 // Group sources reported in GroupID.Source.
 const (
-	GroupSourceLabel         = "label"          // group name and size on the pod
-	GroupSourceWorkloadLabel = "workload-label" // group labels on the owning Job, StatefulSet, JobSet or MPIJob
-	GroupSourcePodGroup      = "podgroup"       // scheduler-plugins PodGroup's minMember
-	GroupSourceJob           = "job"            // a plain Job: its parallelism
-	GroupSourceJobSet        = "jobset"         // one replicated job of a JobSet
-	GroupSourceStatefulSet   = "statefulset"    // a StatefulSet: its replicas
-	GroupSourceMPIJob        = "mpijob"         // an MPIJob: workers + launcher
-	GroupSourceMiniCluster   = "minicluster"    // a Flux Operator MiniCluster: its Job's parallelism
-	GroupSourcePod           = "pod"            // a lone pod, size 1
+	GroupSourceLabel         = gang.SourceLabel         // group name and size on the pod
+	GroupSourceWorkloadLabel = gang.SourceWorkloadLabel // group labels on the owning Job, StatefulSet, JobSet or MPIJob
+	GroupSourcePodGroup      = gang.SourcePodGroup      // scheduler-plugins PodGroup's minMember
+	GroupSourceJob           = gang.SourceJob           // a plain Job: its parallelism
+	GroupSourceJobSet        = gang.SourceJobSet        // one replicated job of a JobSet
+	GroupSourceStatefulSet   = gang.SourceStatefulSet   // a StatefulSet: its replicas
+	GroupSourceMPIJob        = gang.SourceMPIJob        // an MPIJob: workers + launcher
+	GroupSourceMiniCluster   = gang.SourceMiniCluster   // a Flux Operator MiniCluster: its Job's parallelism
+	GroupSourcePod           = gang.SourcePod           // a lone pod, size 1
 )
 
 // JobSetReplicatedJobLabel is the label JobSet puts on its Jobs and pods
@@ -59,14 +60,9 @@ var (
 	gkMiniCluster = schema.GroupKind{Group: "flux-framework.org", Kind: "MiniCluster"}
 )
 
-// GroupID identifies a pod's group.
-type GroupID struct {
-	Namespace string
-	Name      string // group name, unique within the namespace for its kind of source
-	Key       string // Namespace + "/" + Name: the map key used by the plugin
-	Size      int32  // >= 1
-	Source    string // how it was found: one of the GroupSource* constants
-}
+// GroupID identifies a pod's group; its Key is qualified by its source
+// (gang.NewGroupID).
+type GroupID = gang.GroupID
 
 // ResolveError is why a pod's group could not be resolved. Retryable is
 // true when the answer may change by itself (an owner not yet in the
@@ -194,10 +190,7 @@ type resolution struct {
 }
 
 func (s *resolution) id(name string, size int32, source string) GroupID {
-	if size < 1 {
-		size = 1
-	}
-	return GroupID{Namespace: s.ns, Name: name, Key: s.ns + "/" + name, Size: size, Source: source}
+	return gang.NewGroupID(s.ns, name, size, source)
 }
 
 func (s *resolution) fail(retryable bool, format string, args ...any) *ResolveError {
@@ -205,7 +198,7 @@ func (s *resolution) fail(retryable bool, format string, args ...any) *ResolveEr
 }
 
 func (s *resolution) lone() GroupID {
-	return s.id("pod-"+s.pod.Name, 1, GroupSourcePod)
+	return s.id(s.pod.Name, 1, GroupSourcePod)
 }
 
 // ownerNote explains, for an error message, why the pod's owner (if any)
@@ -320,10 +313,10 @@ func (s *resolution) jobStructural(ctx context.Context, job *batchv1.Job) (Group
 				return s.mpiJob(ctx, ref) // the launcher
 			}
 		case gkMiniCluster:
-			return s.id("minicluster-"+ref.Name, k8sadapter.JobGroupSize(job), GroupSourceMiniCluster), nil
+			return s.id(ref.Name, k8sadapter.JobGroupSize(job), GroupSourceMiniCluster), nil
 		}
 	}
-	return s.id("job-"+job.Name, k8sadapter.JobGroupSize(job), GroupSourceJob), nil
+	return s.id(job.Name, k8sadapter.JobGroupSize(job), GroupSourceJob), nil
 }
 
 func (s *resolution) jobSet(ctx context.Context, job *batchv1.Job, ref *metav1.OwnerReference) (GroupID, error) {
@@ -349,7 +342,7 @@ func (s *resolution) jobSet(ctx context.Context, job *batchv1.Job, ref *metav1.O
 			return GroupID{}, s.fail(false, "JobSet %s/%s replicated job %q: %d replicas x parallelism %d exceeds the maximum group size %d",
 				s.ns, ref.Name, rjName, replicas, k8sadapter.JobGroupSize(job), k8sadapter.MaxGroupSize)
 		}
-		return s.id("jobset-"+ref.Name+"-"+rjName, int32(size), GroupSourceJobSet), nil
+		return s.id(ref.Name+"-"+rjName, int32(size), GroupSourceJobSet), nil
 	}
 	if id, found, err := s.workloadLabels(ctx, js, "JobSet", structural); found || err != nil {
 		return id, err
@@ -418,7 +411,7 @@ func (s *resolution) mpiJob(ctx context.Context, ref *metav1.OwnerReference) (Gr
 		if size > k8sadapter.MaxGroupSize {
 			return GroupID{}, s.fail(false, "%s: %d pods exceed the maximum group size %d", what, size, k8sadapter.MaxGroupSize)
 		}
-		return s.id("mpijob-"+ref.Name, int32(size), GroupSourceMPIJob), nil
+		return s.id(ref.Name, int32(size), GroupSourceMPIJob), nil
 	}
 	if id, found, err := s.workloadLabels(ctx, mj, "MPIJob", structural); found || err != nil {
 		return id, err
@@ -460,7 +453,7 @@ func (s *resolution) statefulSet(ctx context.Context, ref *metav1.OwnerReference
 }
 
 func (s *resolution) statefulSetStructural(sts *appsv1.StatefulSet) GroupID {
-	return s.id("statefulset-"+sts.Name, k8sadapter.StatefulSetGroupSize(sts), GroupSourceStatefulSet)
+	return s.id(sts.Name, k8sadapter.StatefulSetGroupSize(sts), GroupSourceStatefulSet)
 }
 
 // podGroup returns the group of the scheduler-plugins PodGroup name in the
@@ -534,16 +527,4 @@ func nestedInt(obj map[string]any, fields ...string) (int64, bool, error) {
 		}
 	}
 	return 0, true, fmt.Errorf("%v is not an integer", v)
-}
-
-// LabeledGroup returns the pod's group when its own labels or annotations
-// give both the name and the size: no lookup is needed, so the informer
-// can count a group's pods before the scheduler pops them.
-func LabeledGroup(pod *corev1.Pod) (GroupID, bool) {
-	g, found, err := k8sadapter.ParseGroup(pod)
-	if err != nil || !found || g.Size < 1 {
-		return GroupID{}, false
-	}
-	res := &resolution{pod: pod, ns: pod.Namespace, podKey: pod.Namespace + "/" + pod.Name}
-	return res.id(g.Name, g.Size, GroupSourceLabel), true
 }

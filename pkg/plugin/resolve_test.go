@@ -18,6 +18,8 @@ import (
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/fluence-sched/fluence/pkg/gang"
 )
 
 const testNS = "ns1"
@@ -165,7 +167,7 @@ func (f fixture) resolver(t *testing.T) (*Resolver, *dynamicfake.FakeDynamicClie
 }
 
 func want(name string, size int32, source string) GroupID {
-	return GroupID{Namespace: testNS, Name: name, Key: testNS + "/" + name, Size: size, Source: source}
+	return gang.NewGroupID(testNS, name, size, source)
 }
 
 // ---- tests ----
@@ -299,7 +301,7 @@ func TestResolve(t *testing.T) {
 			name: "job parallelism 3",
 			pod:  testPod("p", ownJob("train")),
 			fx:   fixture{jobs: []*batchv1.Job{testJob("train", 3)}},
-			want: want("job-train", 3, GroupSourceJob),
+			want: want("train", 3, GroupSourceJob),
 		},
 		{
 			name: "job with group labels",
@@ -356,7 +358,7 @@ func TestResolve(t *testing.T) {
 				jobs: []*batchv1.Job{testJob("js-workers-0", 2, byJS("js"))},
 				crs:  []runtime.Object{testJobSet("js", "driver", 1, "workers", 2)},
 			},
-			want: want("jobset-js-workers", 4, GroupSourceJobSet),
+			want: want("js-workers", 4, GroupSourceJobSet),
 		},
 		{
 			name: "jobset replicated job label on the job only",
@@ -365,7 +367,7 @@ func TestResolve(t *testing.T) {
 				jobs: []*batchv1.Job{testJob("js-driver-0", 1, byJS("js"), jobLabels(JobSetReplicatedJobLabel, "driver"))},
 				crs:  []runtime.Object{testJobSet("js", "driver", 1, "workers", 2)},
 			},
-			want: want("jobset-js-driver", 1, GroupSourceJobSet),
+			want: want("js-driver", 1, GroupSourceJobSet),
 		},
 		{
 			name: "jobset with group labels",
@@ -406,7 +408,7 @@ func TestResolve(t *testing.T) {
 			name: "jobset without dynamic client falls back to the job",
 			pod:  testPod("p", ownJob("js-workers-0"), rjLabel("workers")),
 			fx:   fixture{noDynamic: true, jobs: []*batchv1.Job{testJob("js-workers-0", 2, byJS("js"))}},
-			want: want("job-js-workers-0", 2, GroupSourceJob),
+			want: want("js-workers-0", 2, GroupSourceJob),
 		},
 
 		// MPIJob: worker and launcher share a key.
@@ -414,7 +416,7 @@ func TestResolve(t *testing.T) {
 			name: "mpijob worker",
 			pod:  testPod("pi-worker-0", ownMPI("pi")),
 			fx:   fixture{crs: []runtime.Object{testMPIJob("pi", 3, true)}},
-			want: want("mpijob-pi", 4, GroupSourceMPIJob),
+			want: want("pi", 4, GroupSourceMPIJob),
 		},
 		{
 			name: "mpijob launcher via its job",
@@ -423,13 +425,13 @@ func TestResolve(t *testing.T) {
 				jobs: []*batchv1.Job{testJob("pi-launcher", 1, byMPI("pi"))},
 				crs:  []runtime.Object{testMPIJob("pi", 3, true)},
 			},
-			want: want("mpijob-pi", 4, GroupSourceMPIJob),
+			want: want("pi", 4, GroupSourceMPIJob),
 		},
 		{
 			name: "mpijob without launcher",
 			pod:  testPod("pi-worker-0", ownMPI("pi")),
 			fx:   fixture{crs: []runtime.Object{testMPIJob("pi", 3, false)}},
-			want: want("mpijob-pi", 3, GroupSourceMPIJob),
+			want: want("pi", 3, GroupSourceMPIJob),
 		},
 		{
 			name:      "mpijob missing",
@@ -441,7 +443,7 @@ func TestResolve(t *testing.T) {
 			name: "mpijob worker without dynamic client is lone",
 			pod:  testPod("pi-worker-0", ownMPI("pi")),
 			fx:   fixture{noDynamic: true},
-			want: want("pod-pi-worker-0", 1, GroupSourcePod),
+			want: want("pi-worker-0", 1, GroupSourcePod),
 		},
 
 		// MiniCluster.
@@ -449,7 +451,7 @@ func TestResolve(t *testing.T) {
 			name: "minicluster job",
 			pod:  testPod("flux-0", ownJob("flux")),
 			fx:   fixture{jobs: []*batchv1.Job{testJob("flux", 4, byMC("flux"))}},
-			want: want("minicluster-flux", 4, GroupSourceMiniCluster),
+			want: want("flux", 4, GroupSourceMiniCluster),
 		},
 
 		// StatefulSet.
@@ -457,7 +459,7 @@ func TestResolve(t *testing.T) {
 			name: "statefulset replicas 5",
 			pod:  testPod("db-0", ownSts("db")),
 			fx:   fixture{sts: []*appsv1.StatefulSet{testStatefulSet("db", 5)}},
-			want: want("statefulset-db", 5, GroupSourceStatefulSet),
+			want: want("db", 5, GroupSourceStatefulSet),
 		},
 		{
 			name: "statefulset with group labels",
@@ -476,12 +478,12 @@ func TestResolve(t *testing.T) {
 		{
 			name: "replicaset-owned pod is lone",
 			pod:  testPod("web-abc", podOwner("apps/v1", "ReplicaSet", "web")),
-			want: want("pod-web-abc", 1, GroupSourcePod),
+			want: want("web-abc", 1, GroupSourcePod),
 		},
 		{
 			name: "no owner is lone",
 			pod:  testPod("solo"),
-			want: want("pod-solo", 1, GroupSourcePod),
+			want: want("solo", 1, GroupSourcePod),
 		},
 		{
 			name: "non-controller owner is lone",
@@ -491,7 +493,7 @@ func TestResolve(t *testing.T) {
 				p.OwnerReferences = []metav1.OwnerReference{ref}
 			}),
 			fx:   fixture{jobs: []*batchv1.Job{testJob("j", 3)}},
-			want: want("pod-solo", 1, GroupSourcePod),
+			want: want("solo", 1, GroupSourcePod),
 		},
 	}
 
@@ -600,7 +602,7 @@ func TestResolveNilSources(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", p.Name, err)
 		}
-		if w := want("pod-"+p.Name, 1, GroupSourcePod); got != w {
+		if w := want(p.Name, 1, GroupSourcePod); got != w {
 			t.Errorf("%s: got %+v, want %+v", p.Name, got, w)
 		}
 	}

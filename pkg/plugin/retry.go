@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/fluence-sched/fluence/pkg/gang"
 )
 
 // retrySet holds pods whose group could not be resolved yet for a reason
@@ -33,13 +35,15 @@ func (r *retrySet) remove(uid types.UID) {
 	delete(r.pods, uid)
 }
 
-// take empties the set into fx's activations: a pod that fails again is
-// added again by PreFilter.
-func (r *retrySet) take(fx *effects) {
+// take empties the set: a pod that fails again is added again by
+// PreFilter.
+func (r *retrySet) take() []gang.Ref {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	var out []gang.Ref
 	for uid, p := range r.pods {
-		fx.activatePod(p)
+		out = append(out, gang.Ref{UID: string(uid), Namespace: p.Namespace, Name: p.Name})
 		delete(r.pods, uid)
 	}
+	return out
 }

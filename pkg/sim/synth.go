@@ -477,7 +477,8 @@ func roundMs(x float64) float64 { return math.Round(x*1000) / 1000 }
 // node and end before t=100, and a few long one-core groups (300 s) that
 // would push big back if started there. Strict FCFS keeps everything
 // behind big; easy backfill runs the short ones early, cutting the mean
-// wait, and holds the long ones so big still starts at t=100.
+// wait, and holds the long ones so big still starts at t=100. Every group
+// declares its runtime: backfill needs to know when jobs end.
 func BackfillWorkload() *Workload {
 	whole := PodSpec{CPU: 4000}
 	one := PodSpec{CPU: 1000}
@@ -493,17 +494,17 @@ func BackfillWorkload() *Workload {
 		Cluster: ClusterFromSpec(4, 4000, 0, 0),
 		Params:  Params{PermitTimeout: defaultPermitTimeout},
 		Groups: []GroupSpec{
-			{Name: "head", Arrival: 0, Pods: pods(3, whole), Runtime: 100},
-			{Name: "big", Arrival: 1, Pods: pods(4, whole), Runtime: 100},
+			{Name: "head", Arrival: 0, Pods: pods(3, whole), Runtime: 100, Duration: 100},
+			{Name: "big", Arrival: 1, Pods: pods(4, whole), Runtime: 100, Duration: 100},
 		},
 	}
 	short := []float64{20, 30, 40, 50, 20, 30, 40, 50, 20, 30}
 	for i, rt := range short {
-		w.Groups = append(w.Groups, GroupSpec{Name: fmt.Sprintf("short-%d", i), Arrival: 2 + float64(i), Pods: pods(1, one), Runtime: rt})
+		w.Groups = append(w.Groups, GroupSpec{Name: fmt.Sprintf("short-%d", i), Arrival: 2 + float64(i), Pods: pods(1, one), Runtime: rt, Duration: rt})
 		if i%4 == 1 {
 			// A long one every few shorts, so that a policy which
 			// backfills greedily (ignoring the reservation) takes one.
-			w.Groups = append(w.Groups, GroupSpec{Name: fmt.Sprintf("long-%d", i/4), Arrival: 2.5 + float64(i), Pods: pods(1, one), Runtime: 300})
+			w.Groups = append(w.Groups, GroupSpec{Name: fmt.Sprintf("long-%d", i/4), Arrival: 2.5 + float64(i), Pods: pods(1, one), Runtime: 300, Duration: 300})
 		}
 	}
 	return w

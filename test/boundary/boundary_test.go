@@ -14,7 +14,7 @@ import (
 
 // enginePackages are the roots of the engine; everything they import,
 // directly or not, must stay free of Kubernetes.
-var enginePackages = []string{"resource", "jobspec", "planner", "match", "queue"}
+var enginePackages = []string{"resource", "jobspec", "planner", "match", "queue", "gang"}
 
 var forbidden = []string{"k8s.io/", "sigs.k8s.io/"}
 

@@ -197,8 +197,8 @@ func TestGroupOfTenBindsWhole(t *testing.T) {
 	g := groupPods("ten", 10, "1", 0, 0)
 	c.createPods(g...)
 	note := c.waitForEvent(30*time.Second, "ten-0", "FluenceGroupWaiting", "ten")
-	if !strings.Contains(note, "needs 10") || !strings.Contains(note, "9 available") {
-		t.Errorf("waiting event should say 10 cores are needed and 9 available: %q", note)
+	if !strings.Contains(note, "cpu: needs 10000m") || !strings.Contains(note, "9000m available") {
+		t.Errorf("waiting event should say 10 CPUs (10000m) are needed and 9 available: %q", note)
 	}
 	if n := c.boundCount(names(g)...); n != 0 {
 		t.Fatalf("%d of 10 pods bound with room for 9", n)
@@ -466,7 +466,7 @@ func TestUnsatisfiableGroupsRejected(t *testing.T) {
 	}
 	c.waitForPodPhase(2*time.Minute, corev1.PodSucceeded, ok...)
 	for _, tc := range []struct{ pod, want string }{
-		{"fifty-0", "core"},
+		{"fifty-0", "cpu: needs 50000m"},
 		{"gpu-1", "gpu"},
 		{"arm-0", "arm64"},
 	} {

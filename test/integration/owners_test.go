@@ -38,7 +38,7 @@ func TestWorkloadOwnersFormGroups(t *testing.T) {
 	inv, _, _ := c.runFluence(nil)
 
 	type workload struct {
-		group string // the group's name in fluence's events
+		group string // the group's key in fluence's events, after the namespace
 		pods  []*corev1.Pod
 	}
 	var workloads []workload
@@ -50,7 +50,7 @@ func TestWorkloadOwnersFormGroups(t *testing.T) {
 		"Worker":   map[string]any{"replicas": int64(2)},
 	}})
 	launcherJob := c.createOwnedJob("mpi-launcher", 1, mpi, nil)
-	workloads = append(workloads, workload{"mpijob-mpi", []*corev1.Pod{
+	workloads = append(workloads, workload{"mpijob:mpi", []*corev1.Pod{
 		ownedPod("mpi-worker-0", mpi), ownedPod("mpi-worker-1", mpi), ownedPod("mpi-launcher-0", launcherJob),
 	}})
 
@@ -65,7 +65,7 @@ func TestWorkloadOwnersFormGroups(t *testing.T) {
 			jsPods = append(jsPods, ownedPod(fmt.Sprintf("js-workers-%d-%d", r, i), job))
 		}
 	}
-	workloads = append(workloads, workload{"jobset-js-workers", jsPods})
+	workloads = append(workloads, workload{"jobset:js-workers", jsPods})
 
 	// StatefulSet of 3 replicas.
 	sts := c.createStatefulSet("sts", 3)
@@ -73,12 +73,12 @@ func TestWorkloadOwnersFormGroups(t *testing.T) {
 	for i := range 3 {
 		stsPods = append(stsPods, ownedPod(fmt.Sprintf("sts-%d", i), sts))
 	}
-	workloads = append(workloads, workload{"statefulset-sts", stsPods})
+	workloads = append(workloads, workload{"statefulset:sts", stsPods})
 
 	// MiniCluster: the Flux Operator runs it as one indexed Job of its size.
 	mc := c.createCR(miniClusterCRD, "flux", map[string]any{"size": int64(2)})
 	mcJob := c.createOwnedJob("flux", 2, mc, nil)
-	workloads = append(workloads, workload{"minicluster-flux", []*corev1.Pod{ownedPod("flux-0", mcJob), ownedPod("flux-1", mcJob)}})
+	workloads = append(workloads, workload{"minicluster:flux", []*corev1.Pod{ownedPod("flux-0", mcJob), ownedPod("flux-1", mcJob)}})
 
 	var early []string
 	for _, w := range workloads {

@@ -1,0 +1,73 @@
+package k8sadapter
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+
+	"github.com/fluence-sched/fluence/pkg/gang"
+)
+
+// AllocationKey is the pod annotation written at binding: the group key and
+// an allocation id, so a restarted scheduler knows which bound pods form
+// one allocation.
+const AllocationKey = "fluence.flux-framework.org/allocation"
+
+// CoreNode translates a Node for the gang core: its labels, taints,
+// allocatable resources (GPUs summed over nvidia.com/gpu and the extra
+// names) and whether it takes new pods.
+func (o GraphOptions) CoreNode(n *corev1.Node) gang.Node {
+	a := n.Status.Allocatable
+	out := gang.Node{
+		Name:   n.Name,
+		Labels: n.Labels,
+		Allocatable: gang.Resources{
+			MilliCPU:    max(a.Cpu().MilliValue(), 0),
+			MemoryBytes: max(a.Memory().Value(), 0),
+			GPU:         max(o.gpuCount(a), 0),
+			Pods:        max(a.Pods().Value(), 0),
+		},
+		Down: NodeDown(n),
+	}
+	for _, t := range n.Spec.Taints {
+		out.Taints = append(out.Taints, gang.Taint{Key: t.Key, Value: t.Value, Effect: string(t.Effect)})
+	}
+	return out
+}
+
+// CorePod translates a pod for the gang core. owned says whether this
+// scheduler places it. A malformed duration or requirement does not fail
+// the translation: the pod carries it as Invalid, and its group is
+// rejected with that reason.
+func (o GraphOptions) CorePod(p *corev1.Pod, owned bool) gang.Pod {
+	r := o.PodRequests(p)
+	out := gang.Pod{
+		UID:        string(p.UID),
+		Namespace:  p.Namespace,
+		Name:       p.Name,
+		Created:    p.CreationTimestamp.UnixNano(),
+		Requests:   gang.Resources{MilliCPU: r.MilliCPU, MemoryBytes: r.MemoryBytes, GPU: r.GPU},
+		Priority:   corev1helpers.PodPriority(p),
+		Owned:      owned,
+		NodeName:   p.Spec.NodeName,
+		Done:       p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed,
+		Deleting:   p.DeletionTimestamp != nil,
+		Allocation: p.Annotations[AllocationKey],
+	}
+	if !owned || p.Spec.NodeName != "" {
+		return out // only its requests and place matter
+	}
+	if d, err := DurationOf(p); err != nil {
+		out.Invalid = err.Error()
+	} else {
+		out.Duration = d
+	}
+	if f, err := NewPodFilter(p); err != nil {
+		out.Invalid = err.Error()
+	} else {
+		out.Filter = f
+	}
+	if g, found, err := ParseGroup(p); err == nil && found && g.Size > 0 {
+		out.Labeled = gang.NewGroupID(p.Namespace, g.Name, g.Size, gang.SourceLabel)
+	}
+	return out
+}
