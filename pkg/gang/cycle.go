@@ -195,8 +195,15 @@ func (c *Core) Bound(uid string) {
 // Record returns the allocation record to write on a pod at binding; ""
 // for a pod outside any allocation.
 func (c *Core) Record(uid string) string {
+	rec, _ := c.Allocation(uid)
+	return rec
+}
+
+// Allocation returns the record of the pod's allocation and how many
+// slots it has; "" and 0 for a pod outside any allocation.
+func (c *Core) Allocation(uid string) (string, int) {
 	if _, a, _, err := c.podSlot(uid); err == nil {
-		return a.recorded
+		return a.recorded, len(a.slots)
 	}
-	return ""
+	return "", 0
 }

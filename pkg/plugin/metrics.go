@@ -12,6 +12,13 @@ import (
 // Metrics are served on the scheduler's /metrics endpoint with the stock
 // scheduler's own.
 var (
+	loopDuration = metrics.NewHistogram(&metrics.HistogramOpts{
+		Subsystem:      "fluence",
+		Name:           "loop_duration_seconds",
+		Help:           "Time of one periodic pass of the gang core (Tick): the queue loop and the engine matches of every group it considered.",
+		Buckets:        metrics.ExponentialBuckets(0.00001, 4, 10),
+		StabilityLevel: metrics.ALPHA,
+	})
 	loopGroups = metrics.NewHistogram(&metrics.HistogramOpts{
 		Subsystem:      "fluence",
 		Name:           "loop_groups",
@@ -60,7 +67,7 @@ var (
 
 func registerMetrics() {
 	metricsOnce.Do(func() {
-		legacyregistry.MustRegister(loopGroups, groupsByState, queueLength, reservations, allocated, allocatable, graphRebuilds)
+		legacyregistry.MustRegister(loopDuration, loopGroups, groupsByState, queueLength, reservations, allocated, allocatable, graphRebuilds)
 	})
 }
 

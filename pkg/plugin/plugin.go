@@ -47,6 +47,7 @@ type Plugin struct {
 	retry   retrySet
 	hints   hintSet
 	conds   *conditionWriter
+	trace   func(TraceEvent)
 
 	// mu serialises the core, which is not safe for concurrent use.
 	mu   sync.Mutex
@@ -64,10 +65,43 @@ var (
 	_ fwk.EnqueueExtensions = &Plugin{}
 )
 
+// Options are hooks for programs that embed the plugin; New uses the zero
+// value.
+type Options struct {
+	// Trace, if set, is told of every pod reserved and bound, in the order
+	// the plugin saw them (tests check that no pod of an allocation binds
+	// before all of it was reserved).
+	Trace func(TraceEvent)
+}
+
+// TraceEvent is one step of a pod in its allocation.
+type TraceEvent struct {
+	Kind       string // "reserved" or "bound"
+	Pod        string // namespace/name
+	Allocation string // the allocation record
+	Slots      int    // pods in the allocation
+}
+
 // New builds the plugin: it validates its arguments, subscribes to nodes
 // and pods (every pod, whoever schedules it) and starts the loop that
 // places waiting groups when resources free up.
 func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	return NewWith(Options{})(ctx, obj, h)
+}
+
+// NewWith returns a plugin factory with the given options.
+func NewWith(o Options) func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
+	return func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+		p, err := newFromArgs(ctx, obj, h)
+		if err != nil {
+			return nil, err
+		}
+		p.trace = o.Trace
+		return p, nil
+	}
+}
+
+func newFromArgs(ctx context.Context, obj runtime.Object, h fwk.Handle) (*Plugin, error) {
 	args, err := DecodeArgs(obj)
 	if err != nil {
 		return nil, err
@@ -237,7 +271,9 @@ func (p *Plugin) run(ctx context.Context) {
 			continue
 		}
 		p.do(func(now int64) {
+			start := time.Now()
 			p.core.Tick(now)
+			loopDuration.Observe(time.Since(start).Seconds())
 			publish(p.core.Stats())
 		})
 		p.apply(gang.Effects{Activate: p.retry.take()})
@@ -386,8 +422,21 @@ func (p *Plugin) PostFilter(_ context.Context, state fwk.CycleState, pod *corev1
 // Reserve marks the pod's slot taken.
 func (p *Plugin) Reserve(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, node string) *fwk.Status {
 	var err error
-	p.do(func(int64) { err = p.core.Reserve(string(pod.UID), node) })
+	p.do(func(int64) {
+		if err = p.core.Reserve(string(pod.UID), node); err == nil {
+			p.traceStep("reserved", pod)
+		}
+	})
 	return fwk.AsStatus(err)
+}
+
+// traceStep reports a pod's step to the trace hook; the core's lock is
+// held, so steps are reported in the order the core took them.
+func (p *Plugin) traceStep(kind string, pod *corev1.Pod) {
+	if p.trace != nil {
+		rec, slots := p.core.Allocation(string(pod.UID))
+		p.trace(TraceEvent{Kind: kind, Pod: pod.Namespace + "/" + pod.Name, Allocation: rec, Slots: slots})
+	}
 }
 
 // Unreserve tells the core the pod failed after Reserve.
@@ -437,7 +486,10 @@ func (p *Plugin) Bind(ctx context.Context, _ fwk.CycleState, pod *corev1.Pod, no
 	} else if err := p.h.ClientSet().CoreV1().Pods(pod.Namespace).Bind(ctx, b, metav1.CreateOptions{}); err != nil {
 		return fwk.AsStatus(err)
 	}
-	p.do(func(int64) { p.core.Bound(string(pod.UID)) })
+	p.do(func(int64) {
+		p.traceStep("bound", pod)
+		p.core.Bound(string(pod.UID))
+	})
 	return nil
 }
 

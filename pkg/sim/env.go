@@ -69,6 +69,7 @@ const (
 	evArrive eventKind = iota
 	evComplete
 	evRelease
+	evNode
 )
 
 type event struct {
@@ -77,6 +78,7 @@ type event struct {
 	seq  int
 	g    *Group
 	pod  int
+	node *NodeSpec // evNode: the node joining
 }
 
 type eventQueue []event
@@ -184,7 +186,12 @@ func Run(w *Workload, s Scheduler, opts Options) (*Result, error) {
 	if len(w.Cluster.Nodes) == 0 {
 		return nil, errors.New("sim: the cluster has no nodes")
 	}
-	e := &Env{opts: opts, cluster: &w.Cluster, sched: s}
+	if _, ok := s.(NodeObserver); len(w.NodeArrivals) > 0 && !ok {
+		return nil, fmt.Errorf("sim: %s does not model nodes joining the cluster, and workload %s has %d", s.Name(), w.Name, len(w.NodeArrivals))
+	}
+	// The cluster grows during the run: the workload's own stays as it is.
+	cluster := Cluster{Nodes: append([]NodeSpec(nil), w.Cluster.Nodes...)}
+	e := &Env{opts: opts, cluster: &cluster, sched: s}
 	for _, n := range w.Cluster.Nodes {
 		e.free = append(e.free, PodSpec{CPU: n.CPU, Memory: n.Memory, GPU: n.GPU})
 		e.totalCPU += n.CPU
@@ -200,6 +207,11 @@ func Run(w *Workload, s Scheduler, opts Options) (*Result, error) {
 		}
 		e.groups = append(e.groups, g)
 		e.push(spec.Arrival, evArrive, g)
+	}
+	for i := range w.NodeArrivals {
+		na := &w.NodeArrivals[i]
+		e.seq++
+		heap.Push(&e.events, event{t: na.At, kind: evNode, seq: e.seq, node: &na.Node})
 	}
 	if err := s.Start(e); err != nil {
 		return nil, err
@@ -260,6 +272,13 @@ func (e *Env) processEventsAt(t float64) error {
 		ev := heap.Pop(&e.events).(event)
 		g := ev.g
 		switch ev.kind {
+		case evNode:
+			e.cluster.Nodes = append(e.cluster.Nodes, *ev.node)
+			e.free = append(e.free, PodSpec{CPU: ev.node.CPU, Memory: ev.node.Memory, GPU: ev.node.GPU})
+			e.totalCPU += ev.node.CPU
+			if err := e.sched.(NodeObserver).NodeAdded(len(e.cluster.Nodes) - 1); err != nil {
+				return fmt.Errorf("sim: %s: node %s joins: %w", e.sched.Name(), ev.node.Name, err)
+			}
 		case evArrive:
 			g.Submit = e.now
 			e.pending += len(g.PodNode)

@@ -95,10 +95,15 @@ func (f *fluence) Start(env *Env) error {
 	f.node = map[string]int{}
 	for i, n := range env.Cluster().Nodes {
 		f.node[n.Name] = i
-		core.NodeSet(gang.Node{Name: n.Name, Labels: n.Labels,
-			Allocatable: gang.Resources{MilliCPU: n.CPU, MemoryBytes: n.Memory, GPU: n.GPU}}, 0)
+		core.NodeSet(coreNode(n), 0)
 	}
 	return nil
+}
+
+// coreNode is a node as the scheduler's node informer would show it.
+func coreNode(n NodeSpec) gang.Node {
+	return gang.Node{Name: n.Name, Labels: n.Labels,
+		Allocatable: gang.Resources{MilliCPU: n.CPU, MemoryBytes: n.Memory, GPU: n.GPU}}
 }
 
 // pod is the core's view of one pod of a group.
@@ -179,6 +184,14 @@ func (f *fluence) PodReleased(g *Group, pod int) error {
 }
 
 func (f *fluence) Release(*Group) error { return nil }
+
+// NodeAdded tells the core a node joined, as the node informer would.
+func (f *fluence) NodeAdded(i int) error {
+	n := f.env.Cluster().Nodes[i]
+	f.node[n.Name] = i
+	f.core.NodeSet(coreNode(n), toMs(f.env.Now()))
+	return nil
+}
 
 func (f *fluence) Schedule() error {
 	now := toMs(f.env.Now())

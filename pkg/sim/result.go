@@ -12,6 +12,8 @@ type JobResult struct {
 	End       float64 // -1 if it never completed
 	Completed bool
 	Rejected  bool
+	// Nodes names each pod's node, in pod order ("" for a pod never bound).
+	Nodes []string
 	// Wait is Start - Submit; Turnaround is End - Submit (NaN if unknown).
 	Wait       float64
 	Turnaround float64
@@ -72,6 +74,13 @@ func (e *Env) result(w *Workload, stalled bool) *Result {
 			Completed: g.End >= 0, Rejected: g.Rejected, Wait: math.NaN(), Turnaround: math.NaN()}
 		for _, p := range g.Spec.Pods {
 			j.CPU += p.CPU
+		}
+		for _, n := range g.PodNode {
+			name := ""
+			if n >= 0 {
+				name = e.cluster.Nodes[n].Name
+			}
+			j.Nodes = append(j.Nodes, name)
 		}
 		if g.Submit >= 0 {
 			first = math.Min(first, g.Submit)

@@ -45,3 +45,9 @@ type Group struct {
 
 // Started reports whether every pod is bound.
 func (g *Group) Started() bool { return g.Start >= 0 }
+
+// NodeObserver is a Scheduler that sees nodes join during a run.
+type NodeObserver interface {
+	// NodeAdded: env.Cluster().Nodes[node] joined the cluster.
+	NodeAdded(node int) error
+}

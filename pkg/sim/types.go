@@ -65,6 +65,16 @@ type Workload struct {
 	Measured map[string]Measured
 	// Params carries workload-specific scheduler settings.
 	Params Params
+	// NodeArrivals are nodes that join the cluster during the run (a node
+	// pool growing). Only schedulers that see nodes change (NodeObserver)
+	// can replay such a workload.
+	NodeArrivals []NodeArrival
+}
+
+// NodeArrival is a node joining the cluster at a time (seconds).
+type NodeArrival struct {
+	At   float64
+	Node NodeSpec
 }
 
 // Params are scheduler settings a workload can carry.

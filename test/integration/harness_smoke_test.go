@@ -94,7 +94,7 @@ func TestHarnessSmoke(t *testing.T) {
 		newTestPod("stock-0", "default-scheduler", "1", "1Gi", time.Second, nil),
 	)
 	c.waitForPodPhase(30*time.Second, corev1.PodSucceeded, "second-0", "second-1", "stock-0")
-	if p := inv.partialGroups(5 * time.Second); len(p) > 0 {
+	if p := inv.partialGroups(); len(p) > 0 {
 		t.Errorf("partial groups: %v", p)
 	}
 	if v := inv.violations(); len(v) > 0 {

@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	resourcehelper "k8s.io/component-helpers/resource"
+
+	"github.com/fluence-sched/fluence/pkg/plugin"
 )
 
 // podGroupLabel names the pod group (gang) of a pod; the group is the pod's
@@ -49,6 +51,8 @@ type invariants struct {
 	overloaded  map[string]bool // nodes in a recorded violation episode
 	groups      map[string]*groupState
 	violationsL []violation
+	// steps are the scheduler's own record of reservations and bindings.
+	steps []plugin.TraceEvent
 }
 
 type invPod struct {
@@ -143,29 +147,17 @@ func (v *invariants) violations() []string {
 	return out
 }
 
-// partialGroups returns, sorted, a description of every pod group
-//   - whose pods were bound more than maxSpread apart (the first and last
-//     binding of any pods of the group, including pods deleted since: do not
-//     reuse a group name for a second gang within a test), or
-//   - where some but not all of the group's current pods are bound (current:
-//     not deleted and not terminating).
-func (v *invariants) partialGroups(maxSpread time.Duration) []string {
+// partialGroups returns, sorted, a description of every pod group where
+// some but not all of the group's current pods are bound (current: not
+// deleted and not terminating).
+func (v *invariants) partialGroups() []string {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	var out []string
 	for name, g := range v.groups {
-		var first, last time.Time
 		live, liveBound := 0, 0
 		var unbound []string
 		for _, m := range g.members {
-			if !m.boundAt.IsZero() {
-				if first.IsZero() || m.boundAt.Before(first) {
-					first = m.boundAt
-				}
-				if m.boundAt.After(last) {
-					last = m.boundAt
-				}
-			}
 			if m.live {
 				live++
 				if !m.boundAt.IsZero() {
@@ -176,9 +168,6 @@ func (v *invariants) partialGroups(maxSpread time.Duration) []string {
 			}
 		}
 		var problems []string
-		if spread := last.Sub(first); spread > maxSpread {
-			problems = append(problems, fmt.Sprintf("pods bound %v apart (max %v)", spread, maxSpread))
-		}
 		if liveBound > 0 && liveBound < live {
 			sort.Strings(unbound)
 			problems = append(problems, fmt.Sprintf("%d of %d pods bound, unbound: %s", liveBound, live, strings.Join(unbound, ",")))
@@ -188,6 +177,63 @@ func (v *invariants) partialGroups(maxSpread time.Duration) []string {
 		}
 	}
 	sort.Strings(out)
+	return out
+}
+
+// traced records a step the scheduler reported (plugin.Options.Trace).
+func (v *invariants) traced(e plugin.TraceEvent) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.steps = append(v.steps, e)
+}
+
+// earlyBindings checks the order the scheduler itself recorded: no pod of
+// an allocation is bound before every pod of it was reserved (the gang
+// waits at Permit until it is whole). It returns one line per allocation
+// that broke the rule.
+func (v *invariants) earlyBindings() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	reserved := map[string]map[string]bool{} // allocation -> pods reserved so far
+	checked := map[string]bool{}
+	var out []string
+	for _, e := range v.steps {
+		if e.Allocation == "" {
+			continue
+		}
+		switch e.Kind {
+		case "reserved":
+			if reserved[e.Allocation] == nil {
+				reserved[e.Allocation] = map[string]bool{}
+			}
+			reserved[e.Allocation][e.Pod] = true
+		case "bound":
+			if checked[e.Allocation] {
+				continue
+			}
+			checked[e.Allocation] = true
+			if n := len(reserved[e.Allocation]); n < e.Slots {
+				out = append(out, fmt.Sprintf("%s: %s bound when %d of its %d pods were reserved", e.Allocation, e.Pod, n, e.Slots))
+			}
+		}
+	}
+	if len(v.steps) == 0 {
+		out = append(out, "the scheduler reported no steps (was it started with the checker's registry?)")
+	}
+	return out
+}
+
+// bindOrder returns the pods (namespace/name) the scheduler bound, in the
+// order it bound them.
+func (v *invariants) bindOrder() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var out []string
+	for _, e := range v.steps {
+		if e.Kind == "bound" {
+			out = append(out, e.Pod)
+		}
+	}
 	return out
 }
 

@@ -101,7 +101,7 @@ func TestWorkloadOwnersFormGroups(t *testing.T) {
 		all = append(all, w.pods...)
 	}
 	c.waitForPodPhase(time.Minute, corev1.PodSucceeded, names(all)...)
-	c.checkInvariants(inv, 5*time.Second)
+	c.checkInvariants(inv)
 }
 
 // workloadCRD is a stand-in for a workload operator's CRD: the real

@@ -47,5 +47,5 @@ func TestGroupAcrossNodePools(t *testing.T) {
 			t.Errorf("%s ran on %s, want a %s node", p.Name, got.Spec.NodeName, want)
 		}
 	}
-	c.checkInvariants(inv, 5*time.Second)
+	c.checkInvariants(inv)
 }

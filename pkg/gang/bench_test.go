@@ -1,0 +1,77 @@
+package gang
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/fluence-sched/fluence/pkg/queue"
+)
+
+// benchCore is a core over n nodes of 32 CPUs in pools of 100, with a
+// group of 8 placed on every 10th node so a rebuild has something to
+// replay.
+func benchCore(b *testing.B, n int) *Core {
+	b.Helper()
+	c, err := New(Config{Queue: queue.Config{Policy: queue.Easy}, RunID: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		c.NodeSet(benchNode(i, false), 0)
+	}
+	fw := NewFramework(c, nil)
+	for g := range n / 10 {
+		id := NewGroupID("ns", fmt.Sprintf("g%d", g), 8, SourceLabel)
+		for p := range 8 {
+			fw.Add(Pod{UID: fmt.Sprintf("%d-%d", g, p), Namespace: "ns", Name: fmt.Sprintf("g%d-%d", g, p), Owned: true,
+				Requests: Resources{MilliCPU: 4000}, Labeled: id}, id, 0)
+		}
+	}
+	fw.Run(0)
+	if fw.Pending() != 0 {
+		b.Fatalf("%d pods not placed", fw.Pending())
+	}
+	return c
+}
+
+func benchNode(i int, cordoned bool) Node {
+	return Node{Name: fmt.Sprintf("node-%05d", i), Labels: map[string]string{"pool": fmt.Sprintf("p%d", i/100)},
+		Allocatable: Resources{MilliCPU: 32000, MemoryBytes: 128 << 30, Pods: 110}, Down: cordoned}
+}
+
+// BenchmarkNodeChange compares, at 5,000 nodes, what one node change
+// costs the core before its next decision: a change applied in place
+// (cordon and uncordon, a label) against one that rebuilds the graph and
+// replays every allocation (new capacity). Each iteration makes the change
+// and runs a loop, so the rebuild's cost is in the figure.
+func BenchmarkNodeChange(b *testing.B) {
+	const n = 5000
+	for _, tc := range []struct {
+		name   string
+		change func(i int) Node
+	}{
+		{"cordon-in-place", func(i int) Node { return benchNode(7, i%2 == 0) }},
+		{"relabel-in-place", func(i int) Node {
+			nd := benchNode(7, false)
+			nd.Labels["rev"] = fmt.Sprint(i)
+			return nd
+		}},
+		{"capacity-rebuild", func(i int) Node {
+			nd := benchNode(7, false)
+			nd.Allocatable.MilliCPU = 32000 + int64(i%2)*1000
+			return nd
+		}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			c := benchCore(b, n)
+			rebuilds := c.graphGen
+			b.ResetTimer()
+			for i := range b.N {
+				c.NodeSet(tc.change(i), int64(i+1))
+				c.Tick(int64(i + 1))
+				c.Ready()
+			}
+			b.ReportMetric(float64(c.graphGen-rebuilds)/float64(b.N), "rebuilds/op")
+		})
+	}
+}
