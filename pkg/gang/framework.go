@@ -25,17 +25,22 @@ type Framework struct {
 	// active pods are tried in the next Run; the others sit in the
 	// unschedulable pool until activated.
 	active map[string]bool
+	// backoff holds pods whose binding failed until the time given, as
+	// kube-scheduler's back-off queue does (1 s, doubling to 10 s).
+	backoff map[string]int64
 }
 
 type fwPod struct {
 	pod     Pod
 	group   GroupID
 	waiting string // node, while held at Permit
+	// failures counts failed bindings, for the back-off.
+	failures int
 }
 
 // NewFramework returns a framework over core.
 func NewFramework(core *Core, bind func(p *Pod, node string) error) *Framework {
-	return &Framework{Core: core, Bind: bind, pods: map[string]*fwPod{}, active: map[string]bool{}}
+	return &Framework{Core: core, Bind: bind, pods: map[string]*fwPod{}, active: map[string]bool{}, backoff: map[string]int64{}}
 }
 
 // Add queues a new pending pod of the given group. The core sees it too,
@@ -50,6 +55,18 @@ func (f *Framework) Add(p Pod, id GroupID, now int64) {
 func (f *Framework) Remove(uid string) {
 	delete(f.pods, uid)
 	delete(f.active, uid)
+	delete(f.backoff, uid)
+}
+
+// Wakeup is the earliest time a pod's back-off ends, if any pod is in
+// back-off.
+func (f *Framework) Wakeup() (t int64, ok bool) {
+	for _, until := range f.backoff {
+		if !ok || until < t {
+			t, ok = until, true
+		}
+	}
+	return t, ok
 }
 
 // Pending returns how many pods are not bound yet.
@@ -59,6 +76,14 @@ func (f *Framework) Pending() int { return len(f.pods) }
 // the cycles' verdicts in order, for tests and traces.
 func (f *Framework) Run(now int64) []Trace {
 	var out []Trace
+	for uid, until := range f.backoff {
+		if until <= now {
+			delete(f.backoff, uid)
+			if _, ok := f.pods[uid]; ok {
+				f.active[uid] = true
+			}
+		}
+	}
 	f.apply(f.Core.Ready(), now, &out)
 	for {
 		uid, ok := f.next()
@@ -84,6 +109,7 @@ func (f *Framework) cycle(uid string, now int64, out *[]Trace) {
 	fp := f.pods[uid]
 	v := f.Core.Place(fp.pod, fp.group, now)
 	*out = append(*out, Trace{Pod: fp.pod.String(), Verdict: v})
+
 	if v.Node != "" {
 		if err := f.Core.Reserve(uid, v.Node); err != nil {
 			*out = append(*out, Trace{Pod: fp.pod.String(), Verdict: Verdict{Reason: err.Error()}})
@@ -142,6 +168,8 @@ func (f *Framework) bind(uid, node string, now int64, out *[]Trace) {
 	fp.waiting = ""
 	if f.Bind != nil {
 		if err := f.Bind(&fp.pod, node); err != nil {
+			fp.failures++
+			f.backoff[uid] = now + min(int64(1)<<min(fp.failures-1, 4), 10)*f.Core.cfg.TicksPerSecond
 			f.Core.Unreserve(uid, now)
 			*out = append(*out, Trace{Pod: fp.pod.String(), Verdict: Verdict{Reason: "binding failed: " + err.Error()}})
 			return
@@ -174,7 +202,7 @@ func (f *Framework) apply(fx Effects, now int64, out *[]Trace) {
 		}
 	}
 	for _, r := range fx.Activate {
-		if _, ok := f.pods[r.UID]; ok {
+		if _, ok := f.pods[r.UID]; ok && f.backoff[r.UID] == 0 {
 			f.active[r.UID] = true
 		}
 	}

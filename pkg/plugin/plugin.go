@@ -180,8 +180,9 @@ func newPlugin(cfg Config, h fwk.Handle, clk clock.PassiveClock, log klog.Logger
 		Queue:           cfg.Queue,
 		RackLabel:       cfg.RackLabel,
 		DefaultDuration: cfg.DefaultDuration,
+		TicksPerSecond:  1000,
 		RunID:           fmt.Sprint(p.epoch.UnixNano()),
-		FormatTime:      func(t int64) string { return p.epoch.Add(time.Duration(t) * time.Second).UTC().Format(time.RFC3339) },
+		FormatTime:      func(t int64) string { return p.epoch.Add(time.Duration(t) * time.Millisecond).UTC().Format(time.RFC3339) },
 		Observe:         observeLoop,
 	})
 	if err != nil {
@@ -203,8 +204,9 @@ func objectOf[T any](o any) (T, bool) {
 	return zero, false
 }
 
-// now is core time: whole seconds since the plugin started.
-func (p *Plugin) now() int64 { return int64(p.clock.Since(p.epoch) / time.Second) }
+// now is core time: milliseconds since the plugin started, the unit the
+// simulator drives the core in too.
+func (p *Plugin) now() int64 { return p.clock.Since(p.epoch).Milliseconds() }
 
 // do runs f on the core under its lock and carries out the effects after
 // the lock is released: the framework's queue calls QueueSort and the

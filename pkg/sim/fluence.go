@@ -202,5 +202,8 @@ func (f *fluence) Schedule() error {
 
 func (f *fluence) Wakeup() (float64, bool) {
 	t, ok := f.core.Wakeup()
+	if b, bok := f.fw.Wakeup(); bok && (!ok || b < t) {
+		t, ok = b, true
+	}
 	return float64(t) / msPerSecond, ok
 }

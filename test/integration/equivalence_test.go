@@ -1,0 +1,116 @@
+package integration
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/fluence-sched/fluence/pkg/queue"
+	"github.com/fluence-sched/fluence/pkg/sim"
+)
+
+// The simulator and the scheduler run one gang core: the same small
+// workload (20 groups of mixed sizes, two nodes joining mid-run) replayed
+// through `fluence sim` and through the scheduler on a real API server
+// starts its groups in the same order on the same nodes.
+func TestSimulatorMatchesScheduler(t *testing.T) {
+	w := sim.PoolGrowWorkload()
+	s, err := sim.NewFluence(sim.FluenceConfig{Queue: queue.Config{Policy: queue.Easy}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := sim.Run(w, s, sim.Options{PodReleaseGap: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var simulated []groupStart
+	for _, j := range r.Jobs {
+		if !j.Completed {
+			t.Fatalf("simulated: %s did not complete", j.Name)
+		}
+		simulated = append(simulated, groupStart{name: j.Name, at: j.Start, nodes: j.Nodes})
+	}
+
+	c := newCluster(t)
+	for _, n := range w.Cluster.Nodes {
+		c.addNode(n.Name, fmt.Sprintf("%dm", n.CPU), "16Gi", 0, n.Labels)
+	}
+	inv, ns, _ := c.runFluence(map[string]string{"queuePolicy": "easy"})
+	pods := map[string][]string{}
+	start := time.Now()
+	at := func(sec float64) {
+		if d := time.Duration(sec*float64(time.Second)) - time.Since(start); d > 0 {
+			time.Sleep(d)
+		}
+	}
+	nextNode := 0
+	for _, g := range w.Groups {
+		for nextNode < len(w.NodeArrivals) && w.NodeArrivals[nextNode].At < g.Arrival {
+			at(w.NodeArrivals[nextNode].At)
+			n := w.NodeArrivals[nextNode].Node
+			c.addNode(n.Name, fmt.Sprintf("%dm", n.CPU), "16Gi", 0, n.Labels)
+			nextNode++
+		}
+		at(g.Arrival)
+		runtime := time.Duration(g.Runtime * float64(time.Second))
+		gp := groupPods(g.Name, len(g.Pods), fmt.Sprintf("%dm", g.Pods[0].CPU), runtime, time.Duration(g.Duration*float64(time.Second)))
+		c.createPods(gp...)
+		pods[g.Name] = names(gp)
+	}
+	var all []string
+	for _, g := range w.Groups {
+		all = append(all, pods[g.Name]...)
+	}
+	c.waitForPodPhase(2*time.Minute, corev1.PodSucceeded, all...)
+	c.checkInvariants(inv)
+
+	recs := ns.records()
+	var real []groupStart
+	for _, g := range w.Groups {
+		gs := groupStart{name: g.Name}
+		var first time.Time
+		for _, p := range pods[g.Name] {
+			rec := recs[c.NS+"/"+p]
+			gs.nodes = append(gs.nodes, rec.Node)
+			if first.IsZero() || rec.Bound.After(first) {
+				first = rec.Bound
+			}
+		}
+		gs.at = first.Sub(start).Seconds()
+		real = append(real, gs)
+	}
+	want, got := startOrder(simulated), startOrder(real)
+	if want != got {
+		t.Errorf("the scheduler started the groups differently from the simulator:\nsimulated: %s\nscheduler: %s", want, got)
+	}
+	t.Logf("start order and nodes: %s", got)
+}
+
+type groupStart struct {
+	name  string
+	at    float64 // seconds from the first arrival
+	nodes []string
+}
+
+// startOrder lists the groups by start, with their pods' nodes. Groups
+// started within 0.3 s of each other were placed in one decision (the
+// simulator gives them the same instant), so they are listed by name.
+func startOrder(gs []groupStart) string {
+	gs = slices.Clone(gs)
+	slices.SortStableFunc(gs, func(a, b groupStart) int {
+		if d := a.at - b.at; d > 0.3 || d < -0.3 {
+			return cmp.Compare(a.at, b.at)
+		}
+		return cmp.Compare(a.name, b.name)
+	})
+	var parts []string
+	for _, g := range gs {
+		parts = append(parts, g.name+"@"+strings.Join(g.nodes, ","))
+	}
+	return strings.Join(parts, " ")
+}
