@@ -182,8 +182,10 @@ func newPlugin(cfg Config, h fwk.Handle, clk clock.PassiveClock, log klog.Logger
 		DefaultDuration: cfg.DefaultDuration,
 		TicksPerSecond:  1000,
 		RunID:           fmt.Sprint(p.epoch.UnixNano()),
-		FormatTime:      func(t int64) string { return p.epoch.Add(time.Duration(t) * time.Millisecond).UTC().Format(time.RFC3339) },
-		Observe:         observeLoop,
+		FormatTime: func(t int64) string {
+			return p.epoch.Add(time.Duration(t) * time.Millisecond).UTC().Format(time.RFC3339)
+		},
+		Observe: observeLoop,
 	})
 	if err != nil {
 		return nil, err
