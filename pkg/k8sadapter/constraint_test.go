@@ -1,12 +1,13 @@
 package k8sadapter
 
 import (
-	"errors"
 	"slices"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/fluence-sched/fluence/pkg/gang"
 )
 
 // pool is 8 nodes: n0..n3 amd64 with go 1.9, 1.20, 1.21, 1.21.3;
@@ -27,28 +28,37 @@ func pool() []*corev1.Node {
 	return out
 }
 
-// hostsOf returns the hostlist values of a constraint.
-func hostsOf(t *testing.T, pod *corev1.Pod, ns []*corev1.Node) []string {
-	t.Helper()
-	c, err := NodeConstraint(pod, ns)
-	if err != nil {
-		t.Fatalf("NodeConstraint: %v", err)
+// coreNodes translates nodes as the plugin does.
+func coreNodes(ns []*corev1.Node) []*gang.Node {
+	out := make([]*gang.Node, len(ns))
+	for i, n := range ns {
+		cn := GraphOptions{}.CoreNode(n)
+		out[i] = &cn
 	}
-	if c == nil {
-		return nil
-	}
-	if c.Op != "hostlist" {
-		t.Fatalf("constraint %s is not a hostlist", c)
-	}
-	for _, n := range ns {
-		if got, want := c.Match(n.Name, -1, n.Labels), slices.Contains(c.Values, n.Name); got != want {
-			t.Errorf("Match(%s) = %v, hostlist lists it: %v", n.Name, got, want)
-		}
-	}
-	return c.Values
+	return out
 }
 
-func TestNodeConstraint(t *testing.T) {
+// hostsOf returns the nodes the pod's filter admits; nil when it admits
+// them all.
+func hostsOf(t *testing.T, pod *corev1.Pod, ns []*corev1.Node) []string {
+	t.Helper()
+	f, err := NewPodFilter(pod)
+	if err != nil {
+		t.Fatalf("NewPodFilter: %v", err)
+	}
+	var names []string
+	for _, n := range coreNodes(ns) {
+		if f.Admits(n) {
+			names = append(names, n.Name)
+		}
+	}
+	if len(names) == len(ns) {
+		return nil
+	}
+	return names
+}
+
+func TestPodFilter(t *testing.T) {
 	tests := []struct {
 		name string
 		pod  *podB
@@ -96,7 +106,7 @@ func TestNodeConstraint(t *testing.T) {
 	}
 }
 
-func TestNodeConstraintNoMatch(t *testing.T) {
+func TestPodFilterNoMatch(t *testing.T) {
 	tests := []struct {
 		name    string
 		pod     *podB
@@ -115,31 +125,55 @@ func TestNodeConstraintNoMatch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := NodeConstraint(tt.pod.obj(), pool())
-			var nm *NoNodeMatches
-			if !errors.As(err, &nm) {
-				t.Fatalf("err = %v, want *NoNodeMatches", err)
+			f, err := NewPodFilter(tt.pod.obj())
+			if err != nil {
+				t.Fatal(err)
 			}
-			if c == nil || c.Op != "hostlist" || len(c.Values) != 0 {
-				t.Errorf("constraint = %v, want an empty hostlist", c)
+			if got := hostsOf(t, tt.pod.obj(), pool()); len(got) != 0 {
+				t.Errorf("admitted %v, want none", got)
 			}
-			if nm.Pod != "default/p" || !slices.Equal(nm.Reasons, tt.reasons) {
-				t.Errorf("got %+v, want reasons %q", nm, tt.reasons)
-			}
-			if !strings.Contains(err.Error(), "pod default/p: no node satisfies its requirements: "+tt.reasons[0]) {
-				t.Errorf("message: %v", err)
+			if got, want := f.Why(coreNodes(pool())), strings.Join(tt.reasons, "; "); got != want {
+				t.Errorf("Why = %q, want %q", got, want)
 			}
 		})
 	}
 	// No nodes at all.
-	_, err := NodeConstraint(makePod("p").selector("a", "b").obj(), nil)
-	var nm *NoNodeMatches
-	if !errors.As(err, &nm) || !slices.Equal(nm.Reasons, []string{"nodeSelector a=b: 0 of 0 nodes"}) {
-		t.Errorf("no nodes: err = %v", err)
+	f, err := NewPodFilter(makePod("p").selector("a", "b").obj())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Why(nil); got != "nodeSelector a=b: 0 of 0 nodes" {
+		t.Errorf("no nodes: %q", got)
 	}
 }
 
-func TestNodeConstraintErrors(t *testing.T) {
+// Taints a pod does not tolerate (NoSchedule, NoExecute) exclude their
+// nodes; the explanation names them.
+func TestPodFilterTaints(t *testing.T) {
+	nodes := pool()
+	for _, n := range nodes[:6] {
+		n.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}
+	}
+	nodes[6].Spec.Taints = []corev1.Taint{{Key: "soft", Effect: corev1.TaintEffectPreferNoSchedule}}
+	if got := hostsOf(t, makePod("p").obj(), nodes); !slices.Equal(got, []string{"n6", "n7"}) {
+		t.Errorf("untolerating pod admitted on %v, want n6 n7 (PreferNoSchedule does not exclude)", got)
+	}
+	tolerating := makePod("p").obj()
+	tolerating.Spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}
+	if got := hostsOf(t, tolerating, nodes); got != nil {
+		t.Errorf("tolerating pod admitted on %v, want every node", got)
+	}
+	f, err := NewPodFilter(makePod("p").selector("disk", "ssd").obj())
+	if err != nil {
+		t.Fatal(err)
+	}
+	why := f.Why(coreNodes(nodes[:6]))
+	if !strings.Contains(why, "untolerated taints on 6 of 6 nodes (n0 has dedicated=gpu:NoSchedule") {
+		t.Errorf("Why = %q", why)
+	}
+}
+
+func TestPodFilterErrors(t *testing.T) {
 	tests := []struct {
 		annotation string
 		want       string
@@ -155,18 +189,14 @@ func TestNodeConstraintErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.annotation, func(t *testing.T) {
-			_, err := NodeConstraint(makePod("p").annotate(RequiresKey, tt.annotation).obj(), pool())
+			_, err := NewPodFilter(makePod("p").annotate(RequiresKey, tt.annotation).obj())
 			prefix := "pod default/p: annotation fluence.flux-framework.org/requires: "
 			if err == nil || !strings.Contains(err.Error(), prefix+tt.want) {
 				t.Errorf("err = %v, want %q", err, prefix+tt.want)
 			}
-			var nm *NoNodeMatches
-			if errors.As(err, &nm) {
-				t.Error("a malformed annotation is not a NoNodeMatches")
-			}
 		})
 	}
-	_, err := NodeConstraint(makePod("p").affinity(expr("cores", corev1.NodeSelectorOpGt, "many")).obj(), pool())
+	_, err := NewPodFilter(makePod("p").affinity(expr("cores", corev1.NodeSelectorOpGt, "many")).obj())
 	if err == nil || !strings.Contains(err.Error(), "pod default/p: node affinity") {
 		t.Errorf("bad Gt value: err = %v", err)
 	}
