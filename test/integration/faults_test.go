@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"regexp"
 	"sort"
@@ -126,6 +127,9 @@ type faultInjector struct {
 
 	kinds                                    [numFaultKinds]atomic.Int64
 	bindings, writes, events, reads, watches atomic.Int64
+	// Binding calls in flight now and at most; connections the transport
+	// opened (rather than reused) for any request.
+	inflight, maxInflight, newConns atomic.Int64
 }
 
 func newFaultInjector(cfg faultConfig) *faultInjector {
@@ -167,6 +171,13 @@ type faultTransport struct {
 
 func (t *faultTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	f := t.f
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			if !info.Reused {
+				f.newConns.Add(1)
+			}
+		},
+	}))
 	switch req.Method {
 	case http.MethodGet, http.MethodHead:
 		if req.URL.Query().Get("watch") == "true" || req.URL.Query().Get("watch") == "1" {
@@ -185,6 +196,14 @@ func (t *faultTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.next.RoundTrip(req)
 	}
 	f.bindings.Add(1)
+	n := f.inflight.Add(1)
+	defer f.inflight.Add(-1)
+	for {
+		m := f.maxInflight.Load()
+		if n <= m || f.maxInflight.CompareAndSwap(m, n) {
+			break
+		}
+	}
 	pod := m[1] + "/" + m[2]
 	f.mu.Lock()
 	f.attempts[pod]++
@@ -302,7 +321,8 @@ func (f *faultInjector) summary() string {
 	if calls > 0 {
 		pct = 100 * float64(total) / float64(calls)
 	}
-	return fmt.Sprintf("%d Binding calls, %d faulted (%.1f%%): %s", calls, total, pct, strings.Join(parts, ", "))
+	return fmt.Sprintf("%d Binding calls (at most %d at once), %d faulted (%.1f%%): %s; %d connections opened",
+		calls, f.maxInflight.Load(), total, pct, strings.Join(parts, ", "), f.newConns.Load())
 }
 
 // faultsOf returns the faults injected on the pod's Binding calls, oldest
@@ -396,4 +416,25 @@ func envFloat01(name string, def float64) float64 {
 		return def
 	}
 	return v
+}
+
+// explainViolations appends to each invariant violation that names pods
+// the faults injected on those pods' Binding calls.
+func (f *faultInjector) explainViolations(violations []string) []string {
+	out := make([]string, 0, len(violations))
+	for _, v := range violations {
+		var notes []string
+		if i := strings.Index(v, "; pods: "); i >= 0 {
+			for _, pod := range strings.Split(v[i+len("; pods: "):], ",") {
+				for _, x := range f.faultsOf(pod) {
+					notes = append(notes, x.String())
+				}
+			}
+		}
+		if len(notes) > 0 {
+			v += "\n    faults on these pods' Bindings: " + strings.Join(notes, "; ")
+		}
+		out = append(out, v)
+	}
+	return out
 }

@@ -82,8 +82,9 @@ func metricDelta(before, after metricsSnapshot, name string, match ...string) fl
 // snapshots, from kube-scheduler's and fluence's metrics.
 type schedulerActivity struct {
 	Attempts     map[string]float64 // scheduling attempts by result
-	AttemptSecs  float64            // scheduling_attempt_duration_seconds sum (scheduling cycles)
+	Algorithm    float64            // scheduling_algorithm_duration_seconds sum (PreFilter to Score; every profile)
 	PreFilter    float64            // seconds in PreFilter (fluence: the engine matches it runs)
+	Reserve      float64            // seconds in Reserve extension points
 	Permit       float64            // seconds in Permit extension points
 	PermitWait   float64            // seconds pods waited at Permit (all profiles)
 	Bind         float64            // seconds in Bind extension points (the API calls)
@@ -100,8 +101,9 @@ func activity(before, after metricsSnapshot, profile string) schedulerActivity {
 			a.Attempts[r] = d
 		}
 	}
-	a.AttemptSecs = metricDelta(before, after, "scheduler_scheduling_attempt_duration_seconds_sum", "profile", profile)
+	a.Algorithm = metricDelta(before, after, "scheduler_scheduling_algorithm_duration_seconds_sum")
 	a.PreFilter = metricDelta(before, after, "scheduler_framework_extension_point_duration_seconds_sum", "profile", profile, "extension_point", "PreFilter")
+	a.Reserve = metricDelta(before, after, "scheduler_framework_extension_point_duration_seconds_sum", "profile", profile, "extension_point", "Reserve")
 	a.Permit = metricDelta(before, after, "scheduler_framework_extension_point_duration_seconds_sum", "profile", profile, "extension_point", "Permit")
 	a.PermitWait = metricDelta(before, after, "scheduler_permit_wait_duration_seconds_sum")
 	a.Bind = metricDelta(before, after, "scheduler_framework_extension_point_duration_seconds_sum", "profile", profile, "extension_point", "Bind")
@@ -120,7 +122,13 @@ func (a schedulerActivity) attempts() float64 {
 	return n
 }
 
+// cycleSecs is the time the scheduler's one scheduling goroutine spent
+// deciding: the scheduling algorithm (PreFilter, Filter, PostFilter,
+// Score) plus Reserve and the Permit plugins' own run (not the wait). The
+// binding cycles run on other goroutines.
+func (a schedulerActivity) cycleSecs() float64 { return a.Algorithm + a.Reserve + a.Permit }
+
 func (a schedulerActivity) String() string {
-	return fmt.Sprintf("attempts %v (%.2f s in scheduling cycles, PreFilter %.2f s, Permit %.3f s), Bind %.0f calls %.2f s, permit wait %.2f s, engine loops %.0f (%.3f s), pending pods at the end %.0f",
-		a.Attempts, a.AttemptSecs, a.PreFilter, a.Permit, a.BindCalls, a.Bind, a.PermitWait, a.EngineLoops, a.EngineSecs, a.PendingAfter)
+	return fmt.Sprintf("attempts %v; scheduling cycles %.2f s (algorithm %.2f s, of which PreFilter %.2f s; Reserve %.3f s; Permit %.3f s); Bind %.0f calls, %.2f s in all; pods waited %.2f s at Permit in all; engine loops %.0f (%.3f s); pending pods at the end %.0f",
+		a.Attempts, a.cycleSecs(), a.Algorithm, a.PreFilter, a.Reserve, a.Permit, a.BindCalls, a.Bind, a.PermitWait, a.EngineLoops, a.EngineSecs, a.PendingAfter)
 }
