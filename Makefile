@@ -44,7 +44,7 @@ bench-engine:
 	$(GO) run ./cmd/fluence bench-engine
 
 # Pods bound per second on 1,000 simulated nodes, fluence against the stock
-# kube-scheduler in the same run (about 5 minutes on 2 cores), with no client
+# kube-scheduler in the same run (about 3 minutes on 2 cores), with no client
 # rate limit. The environment changes it (test/integration/throughput_bench_test.go):
 # FLUENCE_BENCH_NODES, FLUENCE_BENCH_PODS (size), FLUENCE_BENCH_QPS (a client
 # rate limit), FLUENCE_BENCH_FAULTS=0.1 (fail 10% of Binding calls: 500s, 409s,

@@ -22,7 +22,7 @@ import (
 // simulated nodes: 10,000 single pods, and 1,250 groups of 8, under the
 // stock kube-scheduler and under fluence, in the same run. Every pod is
 // created before the scheduler starts, so the figure is the scheduler's
-// alone. Run with: make bench-scheduler (about 5 minutes on 2 cores).
+// alone. Run with: make bench-scheduler (about 3 minutes on 2 cores).
 //
 // The environment changes it:
 //   - FLUENCE_BENCH_NODES (1000), FLUENCE_BENCH_PODS (10000): the size
@@ -39,7 +39,8 @@ import (
 //     over-committed;
 //   - FLUENCE_BENCH_FEATURE_GATES: kube-scheduler feature gates for both
 //     schedulers ("SchedulerAsyncAPICalls=true" sends Bindings through
-//     the scheduler's API dispatcher, which bounds the calls in flight).
+//     the scheduler's API dispatcher; in v1.36.3 it runs each call on its
+//     own goroutine, so it does not bound the calls in flight either).
 //
 // Besides pods/s each run reports, from kube-scheduler's and fluence's
 // metrics: scheduling attempts per pod; the time the scheduling goroutine
