@@ -78,13 +78,23 @@ func TestBindingFaults(t *testing.T) {
 	} else {
 		t.Logf("all %d pods succeeded %v after the last was created", len(all), time.Since(created).Round(100*time.Millisecond))
 	}
+	c.checkAfterFaults(inv, faults, before, done)
+}
+
+// checkAfterFaults is the end of a workload run with faults injected
+// (done: every pod succeeded): no node over-committed, no group partly
+// bound (its pods bound at most 15 s apart: a fixed scheduler may retry a
+// failed Binding after a back-off), faults were injected at all, and,
+// when done, the scheduler goes idle.
+func (c *cluster) checkAfterFaults(inv *invariants, faults *faultInjector, before metricsSnapshot, done bool) {
+	t := c.t
 	if v := inv.violations(); len(v) > 0 {
 		t.Errorf("over-commit or binding to a missing node:\n%s", strings.Join(faults.explainViolations(v), "\n"))
 	}
 	if p := inv.partialGroups(15 * time.Second); len(p) > 0 {
 		t.Errorf("groups bound partly:\n%s", strings.Join(p, "\n"))
 	}
-	if _, n := faults.faultCounts(); fraction > 0 && n == 0 {
+	if _, n := faults.faultCounts(); faults.cfg.Fraction > 0 && n == 0 {
 		t.Errorf("no fault was injected: the test proved nothing")
 	}
 	lost := 0
@@ -127,6 +137,43 @@ func TestBindingFaults(t *testing.T) {
 			t.Errorf("the scheduler is not idle with nothing pending: %.0f scheduling attempts in %v (%v)", n, window, act.Attempts)
 		}
 	}
+}
+
+// TestRun8BindingFaults is TestRun8Workload (100 LAMMPS groups of 2-6
+// pods on 8 nodes, runtimes scaled down 50x) with 10% of Binding calls
+// failing, as issue 9 asks: every group binds in the end, none partly, no
+// node over-committed, and the scheduler goes idle. About 2 minutes when
+// it passes. FLUENCE_FAULT_FRACTION and FLUENCE_FAULT_SEED as for
+// TestBindingFaults (default fraction here 0.1).
+func TestRun8BindingFaults(t *testing.T) {
+	// TODO(gang-core): enable by default once the gang core lands
+	if os.Getenv("FLUENCE_FAULT_TEST") != "1" {
+		t.Skip("set FLUENCE_FAULT_TEST=1 to run: until the gang core lands, one failed Binding in a group whose other Bindings succeed strands the group (issue 9)")
+	}
+	fraction := envFloat01("FLUENCE_FAULT_FRACTION", 0.1)
+	seed := uint64(envInt("FLUENCE_FAULT_SEED", 1))
+	w := loadRun8(t)
+	c := newCluster(t)
+	c.addWorkloadNodes(w)
+	inv := startInvariants(c)
+	startNodeSim(c, simOptions{})
+	faults := newFaultInjector(faultConfig{Fraction: fraction, Seed: seed, Weights: [numFaultKinds]float64{0.3, 0.2, 0.3, 0.2}})
+	before := takeMetrics()
+	c.startSchedulerWith(fluenceConfig(t, nil), fluenceRegistry, schedulerOptions{WrapTransport: faults.wrap})
+	t.Logf("faults: %.0f%% of Binding calls, seed %d", 100*fraction, seed)
+
+	groups := c.runWorkload(w, 50, "lmp")
+	var all []string
+	for _, g := range groups {
+		all = append(all, g...)
+	}
+	done := c.waitAllSucceeded(3*time.Minute, all)
+	t.Logf("%s", faults.summary())
+	if !done {
+		t.Errorf("not every pod succeeded within 3 minutes of the last creation")
+		c.reportStuck(faults, groups, succeeded, 10)
+	}
+	c.checkAfterFaults(inv, faults, before, done)
 }
 
 // waitAllSucceeded polls until every named pod of c.NS is Succeeded and
