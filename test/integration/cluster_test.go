@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/transport"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app/options"
@@ -226,6 +227,21 @@ func decodeSchedulerConfig(configYAML string) (*schedconfig.KubeSchedulerConfigu
 // process-global scheduler metrics, which are registered once).
 func (c *cluster) startScheduler(configYAML string, registry frameworkruntime.Registry) (stop func()) {
 	c.t.Helper()
+	return c.startSchedulerWith(configYAML, registry, schedulerOptions{})
+}
+
+// schedulerOptions change how startSchedulerWith builds a scheduler.
+type schedulerOptions struct {
+	// WrapTransport, when set, wraps the HTTP transport of every client the
+	// scheduler uses (its clientset, which binds pods, its event client and
+	// its dynamic client): a fault injector or a request counter
+	// (faults_test.go).
+	WrapTransport transport.WrapperFunc
+}
+
+// startSchedulerWith is startScheduler with options.
+func (c *cluster) startSchedulerWith(configYAML string, registry frameworkruntime.Registry, opts schedulerOptions) (stop func()) {
+	c.t.Helper()
 	cfg, err := decodeSchedulerConfig(configYAML)
 	if err != nil {
 		c.t.Fatal(err)
@@ -242,6 +258,9 @@ func (c *cluster) startScheduler(configYAML string, registry frameworkruntime.Re
 	restCfg.ContentType = cfg.ClientConnection.ContentType
 	restCfg.QPS = cfg.ClientConnection.QPS
 	restCfg.Burst = int(cfg.ClientConnection.Burst)
+	if opts.WrapTransport != nil {
+		restCfg.Wrap(opts.WrapTransport)
+	}
 	client, err := kubernetes.NewForConfig(rest.AddUserAgent(rest.CopyConfig(restCfg), "fluence-it-"+name))
 	if err != nil {
 		cancel()
