@@ -109,7 +109,6 @@ require (
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/net v0.56.0 // indirect
 	golang.org/x/oauth2 v0.34.0 // indirect
-	golang.org/x/sync v0.21.0 // indirect
 	golang.org/x/sys v0.46.0 // indirect
 	golang.org/x/term v0.44.0 // indirect
 	golang.org/x/text v0.39.0 // indirect
@@ -151,6 +150,7 @@ require (
 require (
 	go.etcd.io/etcd/server/v3 v3.6.8
 	go.uber.org/zap v1.27.1
+	golang.org/x/sync v0.21.0
 	k8s.io/apiextensions-apiserver v0.0.0
 	k8s.io/apiserver v0.36.3
 	k8s.io/client-go v0.36.3

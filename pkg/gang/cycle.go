@@ -53,7 +53,11 @@ func (c *Core) Place(p Pod, id GroupID, now int64) Verdict {
 		}
 		return waitf("group %s already has its %d pods placed; this pod waits for a slot", g.id.Key, g.id.Size)
 	}
-	return Verdict{Reason: "fluence: pod group " + g.id.Key + " " + g.reason}
+	why := g.reason
+	if why == "" {
+		why = "waits in the queue"
+	}
+	return Verdict{Reason: "fluence: pod group " + g.id.Key + " " + why}
 }
 
 // slotFor returns the pod's node if it holds a slot, taking over a vacant

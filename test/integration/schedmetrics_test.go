@@ -89,7 +89,7 @@ type schedulerActivity struct {
 	PermitWait   float64            // seconds pods waited at Permit (all profiles)
 	Bind         float64            // seconds in Bind extension points (the API calls)
 	BindCalls    float64            // Bind extension point runs
-	EngineLoops  float64            // fluence queue loops (fluence_match_duration_seconds count)
+	EngineLoops  float64            // fluence core loops (fluence_loop_duration_seconds count)
 	EngineSecs   float64            // their total time
 	PendingAfter float64            // scheduler_pending_pods at the end (every queue and scheduler)
 }
@@ -108,8 +108,8 @@ func activity(before, after metricsSnapshot, profile string) schedulerActivity {
 	a.PermitWait = metricDelta(before, after, "scheduler_permit_wait_duration_seconds_sum")
 	a.Bind = metricDelta(before, after, "scheduler_framework_extension_point_duration_seconds_sum", "profile", profile, "extension_point", "Bind")
 	a.BindCalls = metricDelta(before, after, "scheduler_framework_extension_point_duration_seconds_count", "profile", profile, "extension_point", "Bind")
-	a.EngineLoops = metricDelta(before, after, "fluence_match_duration_seconds_count")
-	a.EngineSecs = metricDelta(before, after, "fluence_match_duration_seconds_sum")
+	a.EngineLoops = metricDelta(before, after, "fluence_loop_duration_seconds_count")
+	a.EngineSecs = metricDelta(before, after, "fluence_loop_duration_seconds_sum")
 	a.PendingAfter = after.get("scheduler_pending_pods")
 	return a
 }

@@ -273,7 +273,7 @@ wait:
 		}
 		// Stock binds the pods of a "group" one by one: only fluence's
 		// groups must be whole.
-		if p := inv.partialGroups(time.Hour); spec.sched == "fluence" && len(p) > 0 {
+		if p := inv.partialGroups(); spec.sched == "fluence" && len(p) > 0 {
 			b.Errorf("%d groups bound partly, e.g.:\n%s", len(p), strings.Join(p[:min(len(p), 10)], "\n"))
 		}
 	}
