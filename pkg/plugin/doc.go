@@ -9,7 +9,7 @@
 //   - Pod informer: every pod, whoever schedules it, as
 //     k8sadapter.CorePod, to Core.PodSeen / PodRemoved: bound pods
 //     consume resources, ended pods free them.
-//   - Extension points: PreFilter resolves the pod's group (Resolver:
+//   - Extension points: PreFilter resolves the pod's group (groups.Resolver:
 //     labels, a PodGroup, or the owning workload) and asks Core.Place for
 //     its node; Filter admits only that node; PostFilter reports a node
 //     that turned the pod away (Core.TurnedAway); Reserve, Unreserve,

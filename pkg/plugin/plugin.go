@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/fluence-sched/fluence/pkg/gang"
+	"github.com/fluence-sched/fluence/pkg/groups"
 	"github.com/fluence-sched/fluence/pkg/k8sadapter"
 )
 
@@ -39,7 +40,7 @@ type Plugin struct {
 	owns    func(*corev1.Pod) bool
 	clock   clock.PassiveClock
 	epoch   time.Time
-	res     *Resolver
+	res     *groups.Resolver
 	pods    corelisters.PodLister
 	synced  []cache.InformerSynced
 	timeout time.Duration
@@ -77,7 +78,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		return nil, err
 	}
 	f := h.SharedInformerFactory()
-	src := ResolverSources{
+	src := groups.Sources{
 		Jobs:         f.Batch().V1().Jobs().Lister(),
 		StatefulSets: f.Apps().V1().StatefulSets().Lister(),
 	}
@@ -90,7 +91,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	if err != nil {
 		return nil, err
 	}
-	p.res = NewResolver(src)
+	p.res = groups.NewResolver(src)
 	p.pods = f.Core().V1().Pods().Lister()
 	p.conds = newConditionWriter(src.Dynamic, h.EventRecorder(), p.log)
 	registerMetrics()
@@ -326,7 +327,7 @@ func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *corev
 	}
 	id, err := p.res.Resolve(ctx, pod)
 	if err != nil {
-		var re *ResolveError
+		var re *groups.ResolveError
 		if errors.As(err, &re) && !re.Retryable {
 			p.apply(gang.Effects{Events: []gang.Event{{Pod: gang.Ref{UID: string(pod.UID), Namespace: pod.Namespace, Name: pod.Name}, Warning: true, Reason: "FluenceInvalidGroup", Note: err.Error()}}})
 			return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())

@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/fluence-sched/fluence/pkg/gang"
+	"github.com/fluence-sched/fluence/pkg/groups"
 )
 
 // ConditionKey is the PodGroup annotation holding fluence's Schedulable
@@ -96,7 +97,7 @@ func (w *conditionWriter) run(ctx context.Context) {
 // status does; an unchanged condition is not written again. A rejection
 // also gets a Warning event on the PodGroup itself.
 func (w *conditionWriter) write(ctx context.Context, c gang.Condition) error {
-	res := w.dyn.Resource(podGroupGVR).Namespace(c.Group.Namespace)
+	res := w.dyn.Resource(groups.PodGroupResource).Namespace(c.Group.Namespace)
 	pg, err := res.Get(ctx, c.Group.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil // deleted: nothing to record

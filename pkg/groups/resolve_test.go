@@ -1,4 +1,4 @@
-package plugin
+package groups
 
 import (
 	"context"
@@ -134,7 +134,7 @@ type fixture struct {
 	jobs []*batchv1.Job
 	sts  []*appsv1.StatefulSet
 	crs  []runtime.Object
-	// noDynamic leaves ResolverSources.Dynamic nil.
+	// noDynamic leaves Sources.Dynamic nil.
 	noDynamic bool
 }
 
@@ -154,7 +154,7 @@ func (f fixture) resolver(t *testing.T) (*Resolver, *dynamicfake.FakeDynamicClie
 			t.Fatal(err)
 		}
 	}
-	src := ResolverSources{
+	src := Sources{
 		Jobs:         batchlisters.NewJobLister(jobIdx),
 		StatefulSets: appslisters.NewStatefulSetLister(stsIdx),
 	}
@@ -166,7 +166,7 @@ func (f fixture) resolver(t *testing.T) (*Resolver, *dynamicfake.FakeDynamicClie
 	return NewResolver(src), dyn
 }
 
-func want(name string, size int32, source string) GroupID {
+func want(name string, size int32, source string) gang.GroupID {
 	return gang.NewGroupID(testNS, name, size, source)
 }
 
@@ -194,7 +194,7 @@ func TestResolve(t *testing.T) {
 		name string
 		pod  *corev1.Pod
 		fx   fixture
-		want GroupID
+		want gang.GroupID
 		// When errHas is set an error is expected, containing each string.
 		errHas    []string
 		retryable bool
@@ -203,23 +203,23 @@ func TestResolve(t *testing.T) {
 		{
 			name: "pod-group label with size",
 			pod:  testPod("p", podLabels(pgKey, "g1", sizeKey, "4")),
-			want: want("g1", 4, GroupSourceLabel),
+			want: want("g1", 4, gang.SourceLabel),
 		},
 		{
 			name: "older group label with size in annotation",
 			pod:  testPod("p", podLabels(oldKey, "g2"), podAnnotations(sizeKey, "3")),
-			want: want("g2", 3, GroupSourceLabel),
+			want: want("g2", 3, gang.SourceLabel),
 		},
 		{
 			name: "scheduling pod-group with legacy size",
 			pod:  testPod("p", podLabels(schedPG, "g3", legacy, "7")),
-			want: want("g3", 7, GroupSourceLabel),
+			want: want("g3", 7, gang.SourceLabel),
 		},
 		{
 			name: "labels win over owner",
 			pod:  testPod("p", podLabels(pgKey, "g1", sizeKey, "2"), ownJob("j")),
 			fx:   fixture{jobs: []*batchv1.Job{testJob("j", 8)}},
-			want: want("g1", 2, GroupSourceLabel),
+			want: want("g1", 2, gang.SourceLabel),
 		},
 		{
 			name:   "malformed size abc",
@@ -245,7 +245,7 @@ func TestResolve(t *testing.T) {
 			name: "name without size takes the owning job's size",
 			pod:  testPod("p", podLabels(pgKey, "g4"), ownJob("j")),
 			fx:   fixture{jobs: []*batchv1.Job{testJob("j", 6)}},
-			want: want("g4", 6, GroupSourceLabel),
+			want: want("g4", 6, gang.SourceLabel),
 		},
 		{
 			name:   "name without size and no owner",
@@ -269,7 +269,7 @@ func TestResolve(t *testing.T) {
 			name: "PodGroup minMember 4",
 			pod:  testPod("p", podLabels(schedPG, "pg")),
 			fx:   fixture{crs: []runtime.Object{testPodGroup("pg", 4)}},
-			want: want("pg", 4, GroupSourcePodGroup),
+			want: want("pg", 4, gang.SourcePodGroup),
 		},
 		{
 			name:      "PodGroup missing",
@@ -293,7 +293,7 @@ func TestResolve(t *testing.T) {
 			name: "PodGroup without dynamic client: owning job's size",
 			pod:  testPod("p", podLabels(schedPG, "pg"), ownJob("j")),
 			fx:   fixture{noDynamic: true, jobs: []*batchv1.Job{testJob("j", 3)}},
-			want: want("pg", 3, GroupSourceLabel),
+			want: want("pg", 3, gang.SourceLabel),
 		},
 
 		// Rule 2: Jobs.
@@ -301,19 +301,19 @@ func TestResolve(t *testing.T) {
 			name: "job parallelism 3",
 			pod:  testPod("p", ownJob("train")),
 			fx:   fixture{jobs: []*batchv1.Job{testJob("train", 3)}},
-			want: want("train", 3, GroupSourceJob),
+			want: want("train", 3, gang.SourceJob),
 		},
 		{
 			name: "job with group labels",
 			pod:  testPod("p", ownJob("train")),
 			fx:   fixture{jobs: []*batchv1.Job{testJob("train", 3, jobLabels(pgKey, "jg", sizeKey, "5"))}},
-			want: want("jg", 5, GroupSourceWorkloadLabel),
+			want: want("jg", 5, gang.SourceWorkloadLabel),
 		},
 		{
 			name: "job with group name only",
 			pod:  testPod("p", ownJob("train")),
 			fx:   fixture{jobs: []*batchv1.Job{testJob("train", 3, jobLabels(pgKey, "jg"))}},
-			want: want("jg", 3, GroupSourceWorkloadLabel),
+			want: want("jg", 3, gang.SourceWorkloadLabel),
 		},
 		{
 			name:   "job with malformed group size",
@@ -358,7 +358,7 @@ func TestResolve(t *testing.T) {
 				jobs: []*batchv1.Job{testJob("js-workers-0", 2, byJS("js"))},
 				crs:  []runtime.Object{testJobSet("js", "driver", 1, "workers", 2)},
 			},
-			want: want("js-workers", 4, GroupSourceJobSet),
+			want: want("js-workers", 4, gang.SourceJobSet),
 		},
 		{
 			name: "jobset replicated job label on the job only",
@@ -367,7 +367,7 @@ func TestResolve(t *testing.T) {
 				jobs: []*batchv1.Job{testJob("js-driver-0", 1, byJS("js"), jobLabels(JobSetReplicatedJobLabel, "driver"))},
 				crs:  []runtime.Object{testJobSet("js", "driver", 1, "workers", 2)},
 			},
-			want: want("js-driver", 1, GroupSourceJobSet),
+			want: want("js-driver", 1, gang.SourceJobSet),
 		},
 		{
 			name: "jobset with group labels",
@@ -380,7 +380,7 @@ func TestResolve(t *testing.T) {
 					return js
 				}()},
 			},
-			want: want("all", 9, GroupSourceWorkloadLabel),
+			want: want("all", 9, gang.SourceWorkloadLabel),
 		},
 		{
 			name:      "jobset missing",
@@ -408,7 +408,7 @@ func TestResolve(t *testing.T) {
 			name: "jobset without dynamic client falls back to the job",
 			pod:  testPod("p", ownJob("js-workers-0"), rjLabel("workers")),
 			fx:   fixture{noDynamic: true, jobs: []*batchv1.Job{testJob("js-workers-0", 2, byJS("js"))}},
-			want: want("js-workers-0", 2, GroupSourceJob),
+			want: want("js-workers-0", 2, gang.SourceJob),
 		},
 
 		// MPIJob: worker and launcher share a key.
@@ -416,7 +416,7 @@ func TestResolve(t *testing.T) {
 			name: "mpijob worker",
 			pod:  testPod("pi-worker-0", ownMPI("pi")),
 			fx:   fixture{crs: []runtime.Object{testMPIJob("pi", 3, true)}},
-			want: want("pi", 4, GroupSourceMPIJob),
+			want: want("pi", 4, gang.SourceMPIJob),
 		},
 		{
 			name: "mpijob launcher via its job",
@@ -425,13 +425,13 @@ func TestResolve(t *testing.T) {
 				jobs: []*batchv1.Job{testJob("pi-launcher", 1, byMPI("pi"))},
 				crs:  []runtime.Object{testMPIJob("pi", 3, true)},
 			},
-			want: want("pi", 4, GroupSourceMPIJob),
+			want: want("pi", 4, gang.SourceMPIJob),
 		},
 		{
 			name: "mpijob without launcher",
 			pod:  testPod("pi-worker-0", ownMPI("pi")),
 			fx:   fixture{crs: []runtime.Object{testMPIJob("pi", 3, false)}},
-			want: want("pi", 3, GroupSourceMPIJob),
+			want: want("pi", 3, gang.SourceMPIJob),
 		},
 		{
 			name:      "mpijob missing",
@@ -443,7 +443,7 @@ func TestResolve(t *testing.T) {
 			name: "mpijob worker without dynamic client is lone",
 			pod:  testPod("pi-worker-0", ownMPI("pi")),
 			fx:   fixture{noDynamic: true},
-			want: want("pi-worker-0", 1, GroupSourcePod),
+			want: want("pi-worker-0", 1, gang.SourcePod),
 		},
 
 		// MiniCluster.
@@ -451,7 +451,7 @@ func TestResolve(t *testing.T) {
 			name: "minicluster job",
 			pod:  testPod("flux-0", ownJob("flux")),
 			fx:   fixture{jobs: []*batchv1.Job{testJob("flux", 4, byMC("flux"))}},
-			want: want("flux", 4, GroupSourceMiniCluster),
+			want: want("flux", 4, gang.SourceMiniCluster),
 		},
 
 		// StatefulSet.
@@ -459,13 +459,13 @@ func TestResolve(t *testing.T) {
 			name: "statefulset replicas 5",
 			pod:  testPod("db-0", ownSts("db")),
 			fx:   fixture{sts: []*appsv1.StatefulSet{testStatefulSet("db", 5)}},
-			want: want("db", 5, GroupSourceStatefulSet),
+			want: want("db", 5, gang.SourceStatefulSet),
 		},
 		{
 			name: "statefulset with group labels",
 			pod:  testPod("db-0", ownSts("db")),
 			fx:   fixture{sts: []*appsv1.StatefulSet{testStatefulSet("db", 5, oldKey, "dbg", sizeKey, "2")}},
-			want: want("dbg", 2, GroupSourceWorkloadLabel),
+			want: want("dbg", 2, gang.SourceWorkloadLabel),
 		},
 		{
 			name:      "statefulset missing",
@@ -478,12 +478,12 @@ func TestResolve(t *testing.T) {
 		{
 			name: "replicaset-owned pod is lone",
 			pod:  testPod("web-abc", podOwner("apps/v1", "ReplicaSet", "web")),
-			want: want("web-abc", 1, GroupSourcePod),
+			want: want("web-abc", 1, gang.SourcePod),
 		},
 		{
 			name: "no owner is lone",
 			pod:  testPod("solo"),
-			want: want("solo", 1, GroupSourcePod),
+			want: want("solo", 1, gang.SourcePod),
 		},
 		{
 			name: "non-controller owner is lone",
@@ -493,7 +493,7 @@ func TestResolve(t *testing.T) {
 				p.OwnerReferences = []metav1.OwnerReference{ref}
 			}),
 			fx:   fixture{jobs: []*batchv1.Job{testJob("j", 3)}},
-			want: want("solo", 1, GroupSourcePod),
+			want: want("solo", 1, gang.SourcePod),
 		},
 	}
 
@@ -543,7 +543,7 @@ func TestResolvePodGroupCache(t *testing.T) {
 	gets := func() int {
 		n := 0
 		for _, a := range dyn.Actions() {
-			if a.GetVerb() == "get" && a.GetResource() == podGroupGVR {
+			if a.GetVerb() == "get" && a.GetResource() == PodGroupResource {
 				n++
 			}
 		}
@@ -555,7 +555,7 @@ func TestResolvePodGroupCache(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", step, err)
 		}
-		if got.Size != wantSize || got.Key != testNS+"/pg" || got.Source != GroupSourcePodGroup {
+		if got.Size != wantSize || got.Key != testNS+"/pg" || got.Source != gang.SourcePodGroup {
 			t.Fatalf("%s: got %+v, want key %s/pg size %d", step, got, testNS, wantSize)
 		}
 		if g := gets(); g != wantGets {
@@ -568,7 +568,7 @@ func TestResolvePodGroupCache(t *testing.T) {
 
 	// The PodGroup changes; the cached answer stands until the TTL passes.
 	pg := testPodGroup("pg", 6)
-	if _, err := dyn.Resource(podGroupGVR).Namespace(testNS).Update(ctx, pg, metav1.UpdateOptions{}); err != nil {
+	if _, err := dyn.Resource(PodGroupResource).Namespace(testNS).Update(ctx, pg, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	now = now.Add(PodGroupCacheTTL - time.Millisecond)
@@ -582,7 +582,7 @@ func TestResolvePodGroupCache(t *testing.T) {
 	if _, err := r.Resolve(ctx, missing); err == nil {
 		t.Fatal("missing PodGroup: want an error")
 	}
-	if _, err := dyn.Resource(podGroupGVR).Namespace(testNS).Create(ctx, testPodGroup("later", 2), metav1.CreateOptions{}); err != nil {
+	if _, err := dyn.Resource(PodGroupResource).Namespace(testNS).Create(ctx, testPodGroup("later", 2), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := r.Resolve(ctx, missing)
@@ -592,7 +592,7 @@ func TestResolvePodGroupCache(t *testing.T) {
 }
 
 func TestResolveNilSources(t *testing.T) {
-	r := NewResolver(ResolverSources{})
+	r := NewResolver(Sources{})
 	for _, p := range []*corev1.Pod{
 		testPod("a", podOwner("batch/v1", "Job", "j")),
 		testPod("b", podOwner("apps/v1", "StatefulSet", "s")),
@@ -602,7 +602,7 @@ func TestResolveNilSources(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", p.Name, err)
 		}
-		if w := want(p.Name, 1, GroupSourcePod); got != w {
+		if w := want(p.Name, 1, gang.SourcePod); got != w {
 			t.Errorf("%s: got %+v, want %+v", p.Name, got, w)
 		}
 	}
