@@ -29,6 +29,18 @@
 //     implies.
 //  3. Anything else is a lone pod of size 1 (gang.SourcePod).
 //
+// # Reads
+//
+// Everything is read from informer caches (Sources), never from the API
+// server while a pod is being scheduled: Jobs and StatefulSets through the
+// scheduler's listers; PodGroups, JobSets and MPIJobs through
+// CustomResources, which runs a dynamic informer for each of them only while
+// discovery shows the API server serves it (checked at start, every
+// DiscoveryInterval, and sooner when a lookup needs a resource that is not
+// served). An object missing from a cache is a retryable error, reported
+// as not found only once the cache has synced; a resource that is not
+// served is reported as such.
+//
 // # Errors
 //
 // Errors are *ResolveError. Retryable is true when the answer may change by

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -15,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
 
@@ -27,17 +24,6 @@ import (
 // naming the replicated job they belong to.
 const JobSetReplicatedJobLabel = "jobset.sigs.k8s.io/replicatedjob-name"
 
-// PodGroupCacheTTL is how long a PodGroup's minMember is reused before the
-// PodGroup is read again.
-const PodGroupCacheTTL = 5 * time.Second
-
-// Resources read through the dynamic client.
-var (
-	PodGroupResource = schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}
-	JobSetResource   = schema.GroupVersionResource{Group: "jobset.x-k8s.io", Version: "v1alpha2", Resource: "jobsets"}
-	MPIJobResource   = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v2beta1", Resource: "mpijobs"}
-)
-
 // Owner kinds recognised by the resolver (API group, kind).
 var (
 	gkJob         = schema.GroupKind{Group: "batch", Kind: "Job"}
@@ -48,10 +34,10 @@ var (
 )
 
 // ResolveError is why a pod's group could not be resolved. Retryable is
-// true when the answer may change by itself (an owner not yet in the
-// informer cache, a PodGroup not created yet, an API error); it is false
-// for a malformed label or inconsistent input, and Reason then names the
-// object and what is wrong with it.
+// true when the answer may change by itself (an owner or a PodGroup not
+// yet in an informer cache or not created yet, a resource the API server
+// does not serve yet); it is false for a malformed label or inconsistent
+// input, and Reason then names the object and what is wrong with it.
 type ResolveError struct {
 	Pod       string // namespace/name
 	Reason    string
@@ -62,46 +48,26 @@ func (e *ResolveError) Error() string {
 	return "pod " + e.Pod + ": " + e.Reason
 }
 
-// Sources are what a Resolver reads. Any of them may be nil: with
-// no Jobs (StatefulSets) lister a pod owned by a Job (StatefulSet) is a
-// lone pod; with no Dynamic client the CRD lookups (PodGroup, JobSet,
-// MPIJob) are skipped.
+// Sources are what a Resolver reads, all from informer caches. Any of them
+// may be nil: with no Jobs (StatefulSets) lister a pod owned by a Job
+// (StatefulSet) is a lone pod; with no Custom resources the PodGroup,
+// JobSet and MPIJob lookups are skipped.
 type Sources struct {
 	Jobs         batchlisters.JobLister
 	StatefulSets appslisters.StatefulSetLister
-	Dynamic      dynamic.Interface
+	Custom       *CustomResources
 }
 
 // Resolver finds the group of a pod. It is safe for concurrent use.
 type Resolver struct {
 	jobs         batchlisters.JobLister
 	statefulSets appslisters.StatefulSetLister
-	dynamic      dynamic.Interface
-
-	// now and podGroupTTL are fields so that tests can drive the cache.
-	now         func() time.Time
-	podGroupTTL time.Duration
-
-	mu        sync.Mutex
-	podGroups map[string]podGroupEntry // ns/name -> minMember
-	lastSweep time.Time
-}
-
-type podGroupEntry struct {
-	size    int32
-	expires time.Time
+	custom       *CustomResources
 }
 
 // NewResolver returns a Resolver reading from s.
 func NewResolver(s Sources) *Resolver {
-	return &Resolver{
-		jobs:         s.Jobs,
-		statefulSets: s.StatefulSets,
-		dynamic:      s.Dynamic,
-		now:          time.Now,
-		podGroupTTL:  PodGroupCacheTTL,
-		podGroups:    map[string]podGroupEntry{},
-	}
+	return &Resolver{jobs: s.Jobs, statefulSets: s.StatefulSets, custom: s.Custom}
 }
 
 // Resolve returns the group of pod. The rules, in order:
@@ -117,7 +83,7 @@ func NewResolver(s Sources) *Resolver {
 //  3. Anything else is a lone pod of size 1.
 //
 // Errors are *ResolveError.
-func (r *Resolver) Resolve(ctx context.Context, pod *corev1.Pod) (gang.GroupID, error) {
+func (r *Resolver) Resolve(_ context.Context, pod *corev1.Pod) (gang.GroupID, error) {
 	if pod == nil {
 		return gang.GroupID{}, &ResolveError{Pod: "<nil>", Reason: "no pod"}
 	}
@@ -128,17 +94,17 @@ func (r *Resolver) Resolve(ctx context.Context, pod *corev1.Pod) (gang.GroupID, 
 		return gang.GroupID{}, res.fail(false, "%s", strings.TrimPrefix(err.Error(), "pod "+res.podKey+": "))
 	}
 	if !found {
-		return res.owner(ctx)
+		return res.owner()
 	}
 	if g.Size > 0 {
 		return res.id(g.Name, g.Size, gang.SourceLabel), nil
 	}
-	if g.Source == k8sadapter.SourcePodGroupObject && r.dynamic != nil {
-		return res.podGroup(ctx, g.Name)
+	if g.Source == k8sadapter.SourcePodGroupObject && r.custom != nil {
+		return res.podGroup(g.Name)
 	}
 	// A name without a size (or a PodGroup the resolver cannot read): the
 	// size comes from the owning workload.
-	w, err := res.owner(ctx)
+	w, err := res.owner()
 	if err != nil {
 		return gang.GroupID{}, err
 	}
@@ -195,7 +161,7 @@ func (s *resolution) ownerNote() string {
 }
 
 // owner applies rule 2: the group implied by the pod's controller.
-func (s *resolution) owner(ctx context.Context) (gang.GroupID, error) {
+func (s *resolution) owner() (gang.GroupID, error) {
 	ref := metav1.GetControllerOf(s.pod)
 	if ref == nil {
 		return s.lone(), nil
@@ -205,17 +171,17 @@ func (s *resolution) owner(ctx context.Context) (gang.GroupID, error) {
 		if s.r.jobs == nil {
 			return s.lone(), nil
 		}
-		return s.job(ctx, ref)
+		return s.job(ref)
 	case gkStatefulSet:
 		if s.r.statefulSets == nil {
 			return s.lone(), nil
 		}
-		return s.statefulSet(ctx, ref)
+		return s.statefulSet(ref)
 	case gkMPIJob:
-		if s.r.dynamic == nil {
+		if s.r.custom == nil {
 			return s.lone(), nil
 		}
-		return s.mpiJob(ctx, ref)
+		return s.mpiJob(ref)
 	}
 	return s.lone(), nil
 }
@@ -238,7 +204,7 @@ func uidMismatch(ref *metav1.OwnerReference, obj metav1.Object) bool {
 // false when the object carries none. structural computes the size the
 // workload implies without labels; it is only called for a group name
 // without a size.
-func (s *resolution) workloadLabels(ctx context.Context, obj metav1.Object, kind string, structural func() (gang.GroupID, error)) (gang.GroupID, bool, error) {
+func (s *resolution) workloadLabels(obj metav1.Object, kind string, structural func() (gang.GroupID, error)) (gang.GroupID, bool, error) {
 	g, found, err := k8sadapter.ParseGroup(obj)
 	if err != nil {
 		msg := err.Error()
@@ -253,8 +219,8 @@ func (s *resolution) workloadLabels(ctx context.Context, obj metav1.Object, kind
 	if g.Size > 0 {
 		return s.id(g.Name, g.Size, gang.SourceWorkloadLabel), true, nil
 	}
-	if g.Source == k8sadapter.SourcePodGroupObject && s.r.dynamic != nil {
-		id, err := s.podGroup(ctx, g.Name)
+	if g.Source == k8sadapter.SourcePodGroupObject && s.r.custom != nil {
+		id, err := s.podGroup(g.Name)
 		return id, true, err
 	}
 	w, err := structural()
@@ -264,7 +230,7 @@ func (s *resolution) workloadLabels(ctx context.Context, obj metav1.Object, kind
 	return s.id(g.Name, w.Size, gang.SourceWorkloadLabel), true, nil
 }
 
-func (s *resolution) job(ctx context.Context, ref *metav1.OwnerReference) (gang.GroupID, error) {
+func (s *resolution) job(ref *metav1.OwnerReference) (gang.GroupID, error) {
 	job, err := s.r.jobs.Jobs(s.ns).Get(ref.Name)
 	if apierrors.IsNotFound(err) {
 		return gang.GroupID{}, s.fail(true, "owner job %s/%s is not in the informer cache yet", s.ns, ref.Name)
@@ -275,8 +241,8 @@ func (s *resolution) job(ctx context.Context, ref *metav1.OwnerReference) (gang.
 	if uidMismatch(ref, job) {
 		return gang.GroupID{}, s.fail(true, "owner job %s/%s in the cache has uid %s, the pod's owner reference names uid %s", s.ns, ref.Name, job.UID, ref.UID)
 	}
-	structural := func() (gang.GroupID, error) { return s.jobStructural(ctx, job) }
-	if id, found, err := s.workloadLabels(ctx, job, "Job", structural); found || err != nil {
+	structural := func() (gang.GroupID, error) { return s.jobStructural(job) }
+	if id, found, err := s.workloadLabels(job, "Job", structural); found || err != nil {
 		return id, err
 	}
 	return structural()
@@ -284,16 +250,16 @@ func (s *resolution) job(ctx context.Context, ref *metav1.OwnerReference) (gang.
 
 // jobStructural is the group a Job implies through its own controller
 // (JobSet, MPIJob, MiniCluster) or, failing that, by itself.
-func (s *resolution) jobStructural(ctx context.Context, job *batchv1.Job) (gang.GroupID, error) {
+func (s *resolution) jobStructural(job *batchv1.Job) (gang.GroupID, error) {
 	if ref := metav1.GetControllerOf(job); ref != nil {
 		switch groupKind(ref) {
 		case gkJobSet:
-			if s.r.dynamic != nil {
-				return s.jobSet(ctx, job, ref)
+			if s.r.custom != nil {
+				return s.jobSet(job, ref)
 			}
 		case gkMPIJob:
-			if s.r.dynamic != nil {
-				return s.mpiJob(ctx, ref) // the launcher
+			if s.r.custom != nil {
+				return s.mpiJob(ref) // the launcher
 			}
 		case gkMiniCluster:
 			return s.id(ref.Name, k8sadapter.JobGroupSize(job), gang.SourceMiniCluster), nil
@@ -302,8 +268,8 @@ func (s *resolution) jobStructural(ctx context.Context, job *batchv1.Job) (gang.
 	return s.id(job.Name, k8sadapter.JobGroupSize(job), gang.SourceJob), nil
 }
 
-func (s *resolution) jobSet(ctx context.Context, job *batchv1.Job, ref *metav1.OwnerReference) (gang.GroupID, error) {
-	js, err := s.getCR(ctx, JobSetResource, "JobSet", ref)
+func (s *resolution) jobSet(job *batchv1.Job, ref *metav1.OwnerReference) (gang.GroupID, error) {
+	js, err := s.getCR(JobSetResource, "JobSet", ref)
 	if err != nil {
 		return gang.GroupID{}, err
 	}
@@ -327,7 +293,7 @@ func (s *resolution) jobSet(ctx context.Context, job *batchv1.Job, ref *metav1.O
 		}
 		return s.id(ref.Name+"-"+rjName, int32(size), gang.SourceJobSet), nil
 	}
-	if id, found, err := s.workloadLabels(ctx, js, "JobSet", structural); found || err != nil {
+	if id, found, err := s.workloadLabels(js, "JobSet", structural); found || err != nil {
 		return id, err
 	}
 	return structural()
@@ -362,8 +328,8 @@ func (s *resolution) replicatedJobReplicas(js *unstructured.Unstructured, rjName
 	return 0, s.fail(false, "%s has no replicated job %q (named by label %s)", what, rjName, JobSetReplicatedJobLabel)
 }
 
-func (s *resolution) mpiJob(ctx context.Context, ref *metav1.OwnerReference) (gang.GroupID, error) {
-	mj, err := s.getCR(ctx, MPIJobResource, "MPIJob", ref)
+func (s *resolution) mpiJob(ref *metav1.OwnerReference) (gang.GroupID, error) {
+	mj, err := s.getCR(MPIJobResource, "MPIJob", ref)
 	if err != nil {
 		return gang.GroupID{}, err
 	}
@@ -396,20 +362,17 @@ func (s *resolution) mpiJob(ctx context.Context, ref *metav1.OwnerReference) (ga
 		}
 		return s.id(ref.Name, int32(size), gang.SourceMPIJob), nil
 	}
-	if id, found, err := s.workloadLabels(ctx, mj, "MPIJob", structural); found || err != nil {
+	if id, found, err := s.workloadLabels(mj, "MPIJob", structural); found || err != nil {
 		return id, err
 	}
 	return structural()
 }
 
 // getCR reads the custom resource ref names in the pod's namespace.
-func (s *resolution) getCR(ctx context.Context, gvr schema.GroupVersionResource, kind string, ref *metav1.OwnerReference) (*unstructured.Unstructured, error) {
-	obj, err := s.r.dynamic.Resource(gvr).Namespace(s.ns).Get(ctx, ref.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, s.fail(true, "%s %s/%s not found", kind, s.ns, ref.Name)
-	}
-	if err != nil {
-		return nil, s.fail(true, "reading %s %s/%s: %v", kind, s.ns, ref.Name, err)
+func (s *resolution) getCR(gvr schema.GroupVersionResource, kind string, ref *metav1.OwnerReference) (*unstructured.Unstructured, error) {
+	obj, why := s.r.custom.get(gvr, s.ns, ref.Name)
+	if obj == nil {
+		return nil, s.fail(true, "%s %s/%s %s", kind, s.ns, ref.Name, why)
 	}
 	if uidMismatch(ref, obj) {
 		return nil, s.fail(true, "%s %s/%s has uid %s, the owner reference names uid %s", kind, s.ns, ref.Name, obj.GetUID(), ref.UID)
@@ -417,7 +380,7 @@ func (s *resolution) getCR(ctx context.Context, gvr schema.GroupVersionResource,
 	return obj, nil
 }
 
-func (s *resolution) statefulSet(ctx context.Context, ref *metav1.OwnerReference) (gang.GroupID, error) {
+func (s *resolution) statefulSet(ref *metav1.OwnerReference) (gang.GroupID, error) {
 	sts, err := s.r.statefulSets.StatefulSets(s.ns).Get(ref.Name)
 	if apierrors.IsNotFound(err) {
 		return gang.GroupID{}, s.fail(true, "owner statefulset %s/%s is not in the informer cache yet", s.ns, ref.Name)
@@ -429,7 +392,7 @@ func (s *resolution) statefulSet(ctx context.Context, ref *metav1.OwnerReference
 		return gang.GroupID{}, s.fail(true, "owner statefulset %s/%s in the cache has uid %s, the pod's owner reference names uid %s", s.ns, ref.Name, sts.UID, ref.UID)
 	}
 	structural := func() (gang.GroupID, error) { return s.statefulSetStructural(sts), nil }
-	if id, found, err := s.workloadLabels(ctx, sts, "StatefulSet", structural); found || err != nil {
+	if id, found, err := s.workloadLabels(sts, "StatefulSet", structural); found || err != nil {
 		return id, err
 	}
 	return structural()
@@ -440,25 +403,12 @@ func (s *resolution) statefulSetStructural(sts *appsv1.StatefulSet) gang.GroupID
 }
 
 // podGroup returns the group of the scheduler-plugins PodGroup name in the
-// pod's namespace, its size being spec.minMember. Answers are cached for
-// podGroupTTL; failures are not cached.
-func (s *resolution) podGroup(ctx context.Context, name string) (gang.GroupID, error) {
-	r := s.r
+// pod's namespace, its size being spec.minMember.
+func (s *resolution) podGroup(name string) (gang.GroupID, error) {
 	key := s.ns + "/" + name
-	now := r.now()
-	r.mu.Lock()
-	e, ok := r.podGroups[key]
-	r.mu.Unlock()
-	if ok && now.Before(e.expires) {
-		return s.id(name, e.size, gang.SourcePodGroup), nil
-	}
-
-	pg, err := r.dynamic.Resource(PodGroupResource).Namespace(s.ns).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return gang.GroupID{}, s.fail(true, "PodGroup %s not found", key)
-	}
-	if err != nil {
-		return gang.GroupID{}, s.fail(true, "reading PodGroup %s: %v", key, err)
+	pg, why := s.r.custom.get(PodGroupResource, s.ns, name)
+	if pg == nil {
+		return gang.GroupID{}, s.fail(true, "PodGroup %s %s", key, why)
 	}
 	n, found, err := nestedInt(pg.Object, "spec", "minMember")
 	switch {
@@ -471,18 +421,6 @@ func (s *resolution) podGroup(ctx context.Context, name string) (gang.GroupID, e
 	case n > k8sadapter.MaxGroupSize:
 		return gang.GroupID{}, s.fail(false, "PodGroup %s: spec.minMember %d exceeds the maximum group size %d", key, n, k8sadapter.MaxGroupSize)
 	}
-
-	r.mu.Lock()
-	if now.Sub(r.lastSweep) >= r.podGroupTTL {
-		for k, old := range r.podGroups {
-			if !now.Before(old.expires) {
-				delete(r.podGroups, k)
-			}
-		}
-		r.lastSweep = now
-	}
-	r.podGroups[key] = podGroupEntry{size: int32(n), expires: now.Add(r.podGroupTTL)}
-	r.mu.Unlock()
 	return s.id(name, int32(n), gang.SourcePodGroup), nil
 }
 

@@ -3,6 +3,7 @@ package groups
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -13,11 +14,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	discoveryfake "k8s.io/client-go/discovery/fake"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	"github.com/fluence-sched/fluence/pkg/gang"
 )
@@ -134,8 +140,53 @@ type fixture struct {
 	jobs []*batchv1.Job
 	sts  []*appsv1.StatefulSet
 	crs  []runtime.Object
-	// noDynamic leaves Sources.Dynamic nil.
+	// noDynamic leaves Sources.Custom nil.
 	noDynamic bool
+}
+
+// listKinds lets the fake dynamic client list the watched resources.
+var listKinds = map[schema.GroupVersionResource]string{
+	PodGroupResource: "PodGroupList",
+	JobSetResource:   "JobSetList",
+	MPIJobResource:   "MPIJobList",
+}
+
+// fakeDiscovery serves the given resources.
+func fakeDiscovery(served ...schema.GroupVersionResource) *discoveryfake.FakeDiscovery {
+	d := &discoveryfake.FakeDiscovery{Fake: &clienttesting.Fake{}}
+	serve(d, served...)
+	return d
+}
+
+// serve sets what d serves; not safe while a discovery check runs.
+func serve(d *discoveryfake.FakeDiscovery, served ...schema.GroupVersionResource) {
+	d.Resources = nil
+	for _, gvr := range served {
+		d.Resources = append(d.Resources, &metav1.APIResourceList{GroupVersion: gvr.GroupVersion().String(),
+			APIResources: []metav1.APIResource{{Name: gvr.Resource, Namespaced: true, Verbs: metav1.Verbs{"get", "list", "watch"}}}})
+	}
+}
+
+// customResources returns CustomResources over a fake dynamic client
+// holding objs, after a first discovery check that finds served; it waits
+// until the informers it started have synced.
+func customResources(t *testing.T, d *discoveryfake.FakeDiscovery, objs ...runtime.Object) (*CustomResources, *dynamicfake.FakeDynamicClient) {
+	t.Helper()
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds, objs...)
+	c := NewCustomResources(dyn, d, klog.Background())
+	c.refresh(t.Context())
+	waitSynced(t, c.Synced)
+	return c, dyn
+}
+
+func waitSynced(t *testing.T, synced func() bool) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 2*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return synced(), nil
+	})
+	if err != nil {
+		t.Fatal("informers did not sync")
+	}
 }
 
 func (f fixture) resolver(t *testing.T) (*Resolver, *dynamicfake.FakeDynamicClient) {
@@ -160,8 +211,7 @@ func (f fixture) resolver(t *testing.T) (*Resolver, *dynamicfake.FakeDynamicClie
 	}
 	var dyn *dynamicfake.FakeDynamicClient
 	if !f.noDynamic {
-		dyn = dynamicfake.NewSimpleDynamicClient(runtime.NewScheme(), f.crs...)
-		src.Dynamic = dyn
+		src.Custom, dyn = customResources(t, fakeDiscovery(watched...), f.crs...)
 	}
 	return NewResolver(src), dyn
 }
@@ -532,62 +582,76 @@ func TestResolve(t *testing.T) {
 	}
 }
 
-func TestResolvePodGroupCache(t *testing.T) {
+// PodGroups come from the informer: never a GET, changes seen as the watch
+// delivers them, a PodGroup created after its pods seen once it arrives.
+func TestResolvePodGroupInformer(t *testing.T) {
 	r, dyn := fixture{crs: []runtime.Object{testPodGroup("pg", 4)}}.resolver(t)
-	now := time.Unix(1000, 0)
-	r.now = func() time.Time { return now }
 	ctx := context.Background()
-	pod := func(name string) *corev1.Pod {
-		return testPod(name, podLabels("scheduling.x-k8s.io/pod-group", "pg"))
+	pod := func(name, group string) *corev1.Pod {
+		return testPod(name, podLabels("scheduling.x-k8s.io/pod-group", group))
 	}
-	gets := func() int {
-		n := 0
-		for _, a := range dyn.Actions() {
-			if a.GetVerb() == "get" && a.GetResource() == PodGroupResource {
-				n++
-			}
-		}
-		return n
-	}
-	check := func(step, podName string, wantSize int32, wantGets int) {
+	resolve := func(step string, p *corev1.Pod, wantSize int32) {
 		t.Helper()
-		got, err := r.Resolve(ctx, pod(podName))
+		err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			got, err := r.Resolve(ctx, p)
+			if err != nil {
+				var re *ResolveError
+				if !errors.As(err, &re) || !re.Retryable {
+					return false, err
+				}
+				return false, nil
+			}
+			if got.Key != testNS+"/"+p.Labels["scheduling.x-k8s.io/pod-group"] || got.Source != gang.SourcePodGroup {
+				return false, fmt.Errorf("got %+v", got)
+			}
+			return got.Size == wantSize, nil
+		})
 		if err != nil {
-			t.Fatalf("%s: %v", step, err)
+			t.Fatalf("%s: want size %d: %v", step, wantSize, err)
 		}
-		if got.Size != wantSize || got.Key != testNS+"/pg" || got.Source != gang.SourcePodGroup {
-			t.Fatalf("%s: got %+v, want key %s/pg size %d", step, got, testNS, wantSize)
-		}
-		if g := gets(); g != wantGets {
-			t.Fatalf("%s: %d PodGroup GETs, want %d", step, g, wantGets)
+	}
+	watching := func() {
+		t.Helper()
+		// The fake's watch misses what happens before it is registered.
+		err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			for _, a := range dyn.Actions() {
+				if a.GetVerb() == "watch" && a.GetResource() == PodGroupResource {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			t.Fatal("no PodGroup watch")
 		}
 	}
 
-	check("first", "a", 4, 1)
-	check("second pod, same group", "b", 4, 1)
+	resolve("first", pod("a", "pg"), 4)
+	resolve("second pod, same group", pod("b", "pg"), 4)
 
-	// The PodGroup changes; the cached answer stands until the TTL passes.
-	pg := testPodGroup("pg", 6)
-	if _, err := dyn.Resource(PodGroupResource).Namespace(testNS).Update(ctx, pg, metav1.UpdateOptions{}); err != nil {
+	watching()
+	if _, err := dyn.Resource(PodGroupResource).Namespace(testNS).Update(ctx, testPodGroup("pg", 6), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	now = now.Add(PodGroupCacheTTL - time.Millisecond)
-	check("within TTL", "c", 4, 1)
-	now = now.Add(time.Millisecond)
-	check("after TTL", "d", 6, 2)
-	check("cached again", "e", 6, 2)
+	resolve("after the update", pod("c", "pg"), 6)
 
-	// A PodGroup that is not found is not cached: once created it is seen.
-	missing := testPod("f", podLabels("scheduling.x-k8s.io/pod-group", "later"))
-	if _, err := r.Resolve(ctx, missing); err == nil {
-		t.Fatal("missing PodGroup: want an error")
+	// A PodGroup that does not exist yet is a retryable error; once
+	// created it is seen.
+	missing := pod("f", "later")
+	_, err := r.Resolve(ctx, missing)
+	var re *ResolveError
+	if !errors.As(err, &re) || !re.Retryable || !strings.Contains(err.Error(), "PodGroup ns1/later not found") {
+		t.Fatalf("missing PodGroup: got %v, want a retryable not found", err)
 	}
 	if _, err := dyn.Resource(PodGroupResource).Namespace(testNS).Create(ctx, testPodGroup("later", 2), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := r.Resolve(ctx, missing)
-	if err != nil || got.Size != 2 {
-		t.Fatalf("created PodGroup: got %+v, %v; want size 2", got, err)
+	resolve("created", missing, 2)
+
+	for _, a := range dyn.Actions() {
+		if a.GetVerb() == "get" {
+			t.Errorf("the resolver read %s %s/%s from the API server", a.GetResource().Resource, a.GetNamespace(), a.(clienttesting.GetAction).GetName())
+		}
 	}
 }
 

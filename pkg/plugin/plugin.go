@@ -82,18 +82,22 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		Jobs:         f.Batch().V1().Jobs().Lister(),
 		StatefulSets: f.Apps().V1().StatefulSets().Lister(),
 	}
-	if kc := h.KubeConfig(); kc != nil {
-		if d, err := dynamic.NewForConfig(kc); err == nil {
-			src.Dynamic = d
-		}
-	}
 	p, err := newPlugin(cfg, h, clock.RealClock{}, klog.FromContext(ctx).WithName(Name))
 	if err != nil {
 		return nil, err
 	}
+	// PodGroups, JobSets and MPIJobs are read from informers over the
+	// dynamic client, for the resources discovery finds served.
+	var dyn dynamic.Interface
+	if kc, cs := h.KubeConfig(), h.ClientSet(); kc != nil && cs != nil {
+		if d, err := dynamic.NewForConfig(kc); err == nil {
+			dyn = d
+			src.Custom = groups.NewCustomResources(d, cs.Discovery(), p.log)
+		}
+	}
 	p.res = groups.NewResolver(src)
 	p.pods = f.Core().V1().Pods().Lister()
-	p.conds = newConditionWriter(src.Dynamic, h.EventRecorder(), p.log)
+	p.conds = newConditionWriter(dyn, h.EventRecorder(), p.log)
 	registerMetrics()
 
 	nodeReg, err := f.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -124,9 +128,14 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	if err != nil {
 		return nil, err
 	}
-	// Jobs and StatefulSets size groups; their informers must run too.
+	// Jobs and StatefulSets size groups; their informers must run too, and
+	// so must those of the custom resources served at start.
 	p.synced = []cache.InformerSynced{nodeReg.HasSynced, podReg.HasSynced,
 		f.Batch().V1().Jobs().Informer().HasSynced, f.Apps().V1().StatefulSets().Informer().HasSynced}
+	if src.Custom != nil {
+		p.synced = append(p.synced, src.Custom.Synced)
+		go src.Custom.Run(ctx)
+	}
 	go p.conds.run(ctx)
 	go p.run(ctx)
 	return p, nil
