@@ -41,6 +41,12 @@
 // as not found only once the cache has synced; a resource that is not
 // served is reported as such.
 //
+// # PodGroup conditions
+//
+// ConditionWriter records a group's Schedulable condition (the gang core's
+// gang.Condition) on its PodGroup, in the annotation ConditionKey, one
+// group at a time.
+//
 // # Errors
 //
 // Errors are *ResolveError. Retryable is true when the answer may change by

@@ -23,7 +23,7 @@
 // lock released (the framework's queue calls QueueSort and the queueing
 // hints under its own lock), activates pods, allows or rejects pods
 // waiting at Permit, records events, and queues PodGroup conditions for a
-// writer that writes one group at a time.
+// writer that writes one group at a time (groups.ConditionWriter).
 //
 // Bind writes the allocation record into the Binding's annotations (the
 // API server copies them onto the pod), which is what a restarted

@@ -47,7 +47,7 @@ type Plugin struct {
 	kick    chan struct{}
 	retry   retrySet
 	hints   hintSet
-	conds   *conditionWriter
+	conds   *groups.ConditionWriter
 
 	// mu serialises the core, which is not safe for concurrent use.
 	mu   sync.Mutex
@@ -97,7 +97,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	}
 	p.res = groups.NewResolver(src)
 	p.pods = f.Core().V1().Pods().Lister()
-	p.conds = newConditionWriter(dyn, h.EventRecorder(), p.log)
+	p.conds = groups.NewConditionWriter(dyn, h.EventRecorder(), p.log)
 	registerMetrics()
 
 	nodeReg, err := f.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -136,7 +136,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		p.synced = append(p.synced, src.Custom.Synced)
 		go src.Custom.Run(ctx)
 	}
-	go p.conds.run(ctx)
+	go p.conds.Run(ctx)
 	go p.run(ctx)
 	return p, nil
 }
@@ -278,7 +278,7 @@ func (p *Plugin) apply(fx gang.Effects) {
 		}
 	}
 	for _, c := range fx.Conditions {
-		p.conds.set(c)
+		p.conds.Set(c)
 	}
 	if rec := p.h.EventRecorder(); rec != nil {
 		for _, e := range fx.Events {
