@@ -9,7 +9,7 @@
 //   - Pod informer: every pod, whoever schedules it, as
 //     k8sadapter.CorePod, to Core.PodSeen / PodRemoved: bound pods
 //     consume resources, ended pods free them.
-//   - Extension points: PreFilter resolves the pod's group (Resolver:
+//   - Extension points: PreFilter resolves the pod's group (groups.Resolver:
 //     labels, a PodGroup, or the owning workload) and asks Core.Place for
 //     its node; Filter admits only that node; PostFilter reports a node
 //     that turned the pod away (Core.TurnedAway); Reserve, Unreserve,
@@ -23,7 +23,7 @@
 // lock released (the framework's queue calls QueueSort and the queueing
 // hints under its own lock), activates pods, allows or rejects pods
 // waiting at Permit, records events, and queues PodGroup conditions for a
-// writer that writes one group at a time.
+// writer that writes one group at a time (groups.ConditionWriter).
 //
 // Bind writes the allocation record into the Binding's annotations (the
 // API server copies them onto the pod), which is what a restarted

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/fluence-sched/fluence/pkg/gang"
+	"github.com/fluence-sched/fluence/pkg/groups"
 	"github.com/fluence-sched/fluence/pkg/k8sadapter"
 )
 
@@ -44,14 +45,14 @@ type Plugin struct {
 	owns    func(*corev1.Pod) bool
 	clock   clock.PassiveClock
 	epoch   time.Time
-	res     *Resolver
+	res     *groups.Resolver
 	pods    corelisters.PodLister
 	synced  []cache.InformerSynced
 	timeout time.Duration
 	kick    chan struct{}
 	retry   retrySet
 	hints   hintSet
-	conds   *conditionWriter
+	conds   *groups.ConditionWriter
 	trace   func(TraceEvent)
 	// binds bounds the Bindings in flight, in arrival order.
 	binds *semaphore.Weighted
@@ -118,22 +119,26 @@ func newFromArgs(ctx context.Context, obj runtime.Object, h fwk.Handle) (*Plugin
 		return nil, err
 	}
 	f := h.SharedInformerFactory()
-	src := ResolverSources{
+	src := groups.Sources{
 		Jobs:         f.Batch().V1().Jobs().Lister(),
 		StatefulSets: f.Apps().V1().StatefulSets().Lister(),
-	}
-	if kc := h.KubeConfig(); kc != nil {
-		if d, err := dynamic.NewForConfig(kc); err == nil {
-			src.Dynamic = d
-		}
 	}
 	p, err := newPlugin(cfg, h, clock.RealClock{}, klog.FromContext(ctx).WithName(Name))
 	if err != nil {
 		return nil, err
 	}
-	p.res = NewResolver(src)
+	// PodGroups, JobSets and MPIJobs are read from informers over the
+	// dynamic client, for the resources discovery finds served.
+	var dyn dynamic.Interface
+	if kc, cs := h.KubeConfig(), h.ClientSet(); kc != nil && cs != nil {
+		if d, err := dynamic.NewForConfig(kc); err == nil {
+			dyn = d
+			src.Custom = groups.NewCustomResources(d, cs.Discovery(), p.log)
+		}
+	}
+	p.res = groups.NewResolver(src)
 	p.pods = f.Core().V1().Pods().Lister()
-	p.conds = newConditionWriter(src.Dynamic, h.EventRecorder(), p.log)
+	p.conds = groups.NewConditionWriter(dyn, h.EventRecorder(), p.log)
 	registerMetrics()
 
 	nodeReg, err := f.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -164,10 +169,15 @@ func newFromArgs(ctx context.Context, obj runtime.Object, h fwk.Handle) (*Plugin
 	if err != nil {
 		return nil, err
 	}
-	// Jobs and StatefulSets size groups; their informers must run too.
+	// Jobs and StatefulSets size groups; their informers must run too, and
+	// so must those of the custom resources served at start.
 	p.synced = []cache.InformerSynced{nodeReg.HasSynced, podReg.HasSynced,
 		f.Batch().V1().Jobs().Informer().HasSynced, f.Apps().V1().StatefulSets().Informer().HasSynced}
-	go p.conds.run(ctx)
+	if src.Custom != nil {
+		p.synced = append(p.synced, src.Custom.Synced)
+		go src.Custom.Run(ctx)
+	}
+	go p.conds.Run(ctx)
 	go p.run(ctx)
 	return p, nil
 }
@@ -315,7 +325,7 @@ func (p *Plugin) apply(fx gang.Effects) {
 		}
 	}
 	for _, c := range fx.Conditions {
-		p.conds.set(c)
+		p.conds.Set(c)
 	}
 	if rec := p.h.EventRecorder(); rec != nil {
 		for _, e := range fx.Events {
@@ -373,7 +383,7 @@ func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *corev
 	}
 	id, err := p.res.Resolve(ctx, pod)
 	if err != nil {
-		var re *ResolveError
+		var re *groups.ResolveError
 		if errors.As(err, &re) && !re.Retryable {
 			p.apply(gang.Effects{Events: []gang.Event{{Pod: gang.Ref{UID: string(pod.UID), Namespace: pod.Namespace, Name: pod.Name}, Warning: true, Reason: "FluenceInvalidGroup", Note: err.Error()}}})
 			return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())

@@ -29,6 +29,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fluence-sched/fluence/pkg/groups"
 	"github.com/fluence-sched/fluence/pkg/plugin"
 	"github.com/fluence-sched/fluence/pkg/sim"
 	"github.com/fluence-sched/fluence/pkg/sim/experiments"
@@ -633,7 +634,7 @@ func (c *cluster) podGroupCondition(name, status string) string {
 		if err != nil {
 			return false, nil
 		}
-		last = pg.GetAnnotations()[plugin.ConditionKey]
+		last = pg.GetAnnotations()[groups.ConditionKey]
 		return strings.Contains(last, `"status":"`+status+`"`), nil
 	})
 	if err != nil {

@@ -32,7 +32,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
-	"github.com/fluence-sched/fluence/pkg/plugin"
+	"github.com/fluence-sched/fluence/pkg/groups"
 )
 
 // Helm itself, built from its Go module the first time (about two minutes on
@@ -159,7 +159,7 @@ func TestHelmChart(t *testing.T) {
 	}})
 	mpiPods := []*corev1.Pod{ownedPod("mpi-worker-0", mpi), ownedPod("mpi-launcher-0", c.createOwnedJob("mpi-launcher", 1, mpi, nil))}
 	js := c.createCR(jobSetCRD, "js", map[string]any{"replicatedJobs": []any{map[string]any{"name": "workers", "replicas": int64(1)}}})
-	jsJob := c.createOwnedJob("js-workers-0", 2, js, map[string]string{plugin.JobSetReplicatedJobLabel: "workers"})
+	jsJob := c.createOwnedJob("js-workers-0", 2, js, map[string]string{groups.JobSetReplicatedJobLabel: "workers"})
 	jsPods := []*corev1.Pod{ownedPod("js-workers-0-0", jsJob), ownedPod("js-workers-0-1", jsJob)}
 	placed := slices.Concat(labelled, pg, jobPods, mpiPods, jsPods)
 	c.createPods(append(placed, huge)...)

@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
 
-	"github.com/fluence-sched/fluence/pkg/plugin"
+	"github.com/fluence-sched/fluence/pkg/groups"
 )
 
 // Pods without any group label form the group their workload implies, read
@@ -60,7 +60,7 @@ func TestWorkloadOwnersFormGroups(t *testing.T) {
 	}})
 	var jsPods []*corev1.Pod
 	for r := range 2 {
-		job := c.createOwnedJob(fmt.Sprintf("js-workers-%d", r), 2, js, map[string]string{plugin.JobSetReplicatedJobLabel: "workers"})
+		job := c.createOwnedJob(fmt.Sprintf("js-workers-%d", r), 2, js, map[string]string{groups.JobSetReplicatedJobLabel: "workers"})
 		for i := range 2 {
 			jsPods = append(jsPods, ownedPod(fmt.Sprintf("js-workers-%d-%d", r, i), job))
 		}

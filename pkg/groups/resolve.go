@@ -1,12 +1,10 @@
-package plugin
+package groups
 
 import (
 	"context"
 	"fmt"
 	"math"
 	"strings"
-	"sync"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -15,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
 
@@ -23,33 +20,9 @@ import (
 	"github.com/fluence-sched/fluence/pkg/k8sadapter"
 )
 
-// Group sources reported in GroupID.Source.
-const (
-	GroupSourceLabel         = gang.SourceLabel         // group name and size on the pod
-	GroupSourceWorkloadLabel = gang.SourceWorkloadLabel // group labels on the owning Job, StatefulSet, JobSet or MPIJob
-	GroupSourcePodGroup      = gang.SourcePodGroup      // scheduler-plugins PodGroup's minMember
-	GroupSourceJob           = gang.SourceJob           // a plain Job: its parallelism
-	GroupSourceJobSet        = gang.SourceJobSet        // one replicated job of a JobSet
-	GroupSourceStatefulSet   = gang.SourceStatefulSet   // a StatefulSet: its replicas
-	GroupSourceMPIJob        = gang.SourceMPIJob        // an MPIJob: workers + launcher
-	GroupSourceMiniCluster   = gang.SourceMiniCluster   // a Flux Operator MiniCluster: its Job's parallelism
-	GroupSourcePod           = gang.SourcePod           // a lone pod, size 1
-)
-
 // JobSetReplicatedJobLabel is the label JobSet puts on its Jobs and pods
 // naming the replicated job they belong to.
 const JobSetReplicatedJobLabel = "jobset.sigs.k8s.io/replicatedjob-name"
-
-// PodGroupCacheTTL is how long a PodGroup's minMember is reused before the
-// PodGroup is read again.
-const PodGroupCacheTTL = 5 * time.Second
-
-// Resources read through the dynamic client.
-var (
-	podGroupGVR = schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}
-	jobSetGVR   = schema.GroupVersionResource{Group: "jobset.x-k8s.io", Version: "v1alpha2", Resource: "jobsets"}
-	mpiJobGVR   = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v2beta1", Resource: "mpijobs"}
-)
 
 // Owner kinds recognised by the resolver (API group, kind).
 var (
@@ -60,15 +33,11 @@ var (
 	gkMiniCluster = schema.GroupKind{Group: "flux-framework.org", Kind: "MiniCluster"}
 )
 
-// GroupID identifies a pod's group; its Key is qualified by its source
-// (gang.NewGroupID).
-type GroupID = gang.GroupID
-
 // ResolveError is why a pod's group could not be resolved. Retryable is
-// true when the answer may change by itself (an owner not yet in the
-// informer cache, a PodGroup not created yet, an API error); it is false
-// for a malformed label or inconsistent input, and Reason then names the
-// object and what is wrong with it.
+// true when the answer may change by itself (an owner or a PodGroup not
+// yet in an informer cache or not created yet, a resource the API server
+// does not serve yet); it is false for a malformed label or inconsistent
+// input, and Reason then names the object and what is wrong with it.
 type ResolveError struct {
 	Pod       string // namespace/name
 	Reason    string
@@ -79,46 +48,26 @@ func (e *ResolveError) Error() string {
 	return "pod " + e.Pod + ": " + e.Reason
 }
 
-// ResolverSources are what a Resolver reads. Any of them may be nil: with
-// no Jobs (StatefulSets) lister a pod owned by a Job (StatefulSet) is a
-// lone pod; with no Dynamic client the CRD lookups (PodGroup, JobSet,
-// MPIJob) are skipped.
-type ResolverSources struct {
+// Sources are what a Resolver reads, all from informer caches. Any of them
+// may be nil: with no Jobs (StatefulSets) lister a pod owned by a Job
+// (StatefulSet) is a lone pod; with no Custom resources the PodGroup,
+// JobSet and MPIJob lookups are skipped.
+type Sources struct {
 	Jobs         batchlisters.JobLister
 	StatefulSets appslisters.StatefulSetLister
-	Dynamic      dynamic.Interface
+	Custom       *CustomResources
 }
 
 // Resolver finds the group of a pod. It is safe for concurrent use.
 type Resolver struct {
 	jobs         batchlisters.JobLister
 	statefulSets appslisters.StatefulSetLister
-	dynamic      dynamic.Interface
-
-	// now and podGroupTTL are fields so that tests can drive the cache.
-	now         func() time.Time
-	podGroupTTL time.Duration
-
-	mu        sync.Mutex
-	podGroups map[string]podGroupEntry // ns/name -> minMember
-	lastSweep time.Time
-}
-
-type podGroupEntry struct {
-	size    int32
-	expires time.Time
+	custom       *CustomResources
 }
 
 // NewResolver returns a Resolver reading from s.
-func NewResolver(s ResolverSources) *Resolver {
-	return &Resolver{
-		jobs:         s.Jobs,
-		statefulSets: s.StatefulSets,
-		dynamic:      s.Dynamic,
-		now:          time.Now,
-		podGroupTTL:  PodGroupCacheTTL,
-		podGroups:    map[string]podGroupEntry{},
-	}
+func NewResolver(s Sources) *Resolver {
+	return &Resolver{jobs: s.Jobs, statefulSets: s.StatefulSets, custom: s.Custom}
 }
 
 // Resolve returns the group of pod. The rules, in order:
@@ -134,32 +83,32 @@ func NewResolver(s ResolverSources) *Resolver {
 //  3. Anything else is a lone pod of size 1.
 //
 // Errors are *ResolveError.
-func (r *Resolver) Resolve(ctx context.Context, pod *corev1.Pod) (GroupID, error) {
+func (r *Resolver) Resolve(_ context.Context, pod *corev1.Pod) (gang.GroupID, error) {
 	if pod == nil {
-		return GroupID{}, &ResolveError{Pod: "<nil>", Reason: "no pod"}
+		return gang.GroupID{}, &ResolveError{Pod: "<nil>", Reason: "no pod"}
 	}
 	res := &resolution{r: r, pod: pod, ns: pod.Namespace, podKey: pod.Namespace + "/" + pod.Name}
 
 	g, found, err := k8sadapter.ParseGroup(pod)
 	if err != nil {
-		return GroupID{}, res.fail(false, "%s", strings.TrimPrefix(err.Error(), "pod "+res.podKey+": "))
+		return gang.GroupID{}, res.fail(false, "%s", strings.TrimPrefix(err.Error(), "pod "+res.podKey+": "))
 	}
 	if !found {
-		return res.owner(ctx)
+		return res.owner()
 	}
 	if g.Size > 0 {
-		return res.id(g.Name, g.Size, GroupSourceLabel), nil
+		return res.id(g.Name, g.Size, gang.SourceLabel), nil
 	}
-	if g.Source == k8sadapter.SourcePodGroupObject && r.dynamic != nil {
-		return res.podGroup(ctx, g.Name)
+	if g.Source == k8sadapter.SourcePodGroupObject && r.custom != nil {
+		return res.podGroup(g.Name)
 	}
 	// A name without a size (or a PodGroup the resolver cannot read): the
 	// size comes from the owning workload.
-	w, err := res.owner(ctx)
+	w, err := res.owner()
 	if err != nil {
-		return GroupID{}, err
+		return gang.GroupID{}, err
 	}
-	if w.Source == GroupSourcePod {
+	if w.Source == gang.SourcePod {
 		key := k8sadapter.PodGroupKey
 		switch g.Source {
 		case k8sadapter.SourceGroup:
@@ -175,10 +124,10 @@ func (r *Resolver) Resolve(ctx context.Context, pod *corev1.Pod) (GroupID, error
 		if g.Source == k8sadapter.SourcePodGroupObject {
 			why = "the scheduler has no client to read PodGroups"
 		}
-		return GroupID{}, res.fail(false, "%s %s names group %q but %s and the pod has no owning workload%s",
+		return gang.GroupID{}, res.fail(false, "%s %s names group %q but %s and the pod has no owning workload%s",
 			where, key, g.Name, why, res.ownerNote())
 	}
-	return res.id(g.Name, w.Size, GroupSourceLabel), nil
+	return res.id(g.Name, w.Size, gang.SourceLabel), nil
 }
 
 // resolution is the state of one Resolve call.
@@ -189,7 +138,7 @@ type resolution struct {
 	podKey string
 }
 
-func (s *resolution) id(name string, size int32, source string) GroupID {
+func (s *resolution) id(name string, size int32, source string) gang.GroupID {
 	return gang.NewGroupID(s.ns, name, size, source)
 }
 
@@ -197,8 +146,8 @@ func (s *resolution) fail(retryable bool, format string, args ...any) *ResolveEr
 	return &ResolveError{Pod: s.podKey, Reason: fmt.Sprintf(format, args...), Retryable: retryable}
 }
 
-func (s *resolution) lone() GroupID {
-	return s.id(s.pod.Name, 1, GroupSourcePod)
+func (s *resolution) lone() gang.GroupID {
+	return s.id(s.pod.Name, 1, gang.SourcePod)
 }
 
 // ownerNote explains, for an error message, why the pod's owner (if any)
@@ -212,7 +161,7 @@ func (s *resolution) ownerNote() string {
 }
 
 // owner applies rule 2: the group implied by the pod's controller.
-func (s *resolution) owner(ctx context.Context) (GroupID, error) {
+func (s *resolution) owner() (gang.GroupID, error) {
 	ref := metav1.GetControllerOf(s.pod)
 	if ref == nil {
 		return s.lone(), nil
@@ -222,17 +171,17 @@ func (s *resolution) owner(ctx context.Context) (GroupID, error) {
 		if s.r.jobs == nil {
 			return s.lone(), nil
 		}
-		return s.job(ctx, ref)
+		return s.job(ref)
 	case gkStatefulSet:
 		if s.r.statefulSets == nil {
 			return s.lone(), nil
 		}
-		return s.statefulSet(ctx, ref)
+		return s.statefulSet(ref)
 	case gkMPIJob:
-		if s.r.dynamic == nil {
+		if s.r.custom == nil {
 			return s.lone(), nil
 		}
-		return s.mpiJob(ctx, ref)
+		return s.mpiJob(ref)
 	}
 	return s.lone(), nil
 }
@@ -255,45 +204,45 @@ func uidMismatch(ref *metav1.OwnerReference, obj metav1.Object) bool {
 // false when the object carries none. structural computes the size the
 // workload implies without labels; it is only called for a group name
 // without a size.
-func (s *resolution) workloadLabels(ctx context.Context, obj metav1.Object, kind string, structural func() (GroupID, error)) (GroupID, bool, error) {
+func (s *resolution) workloadLabels(obj metav1.Object, kind string, structural func() (gang.GroupID, error)) (gang.GroupID, bool, error) {
 	g, found, err := k8sadapter.ParseGroup(obj)
 	if err != nil {
 		msg := err.Error()
 		if rest, ok := strings.CutPrefix(msg, "object "); ok {
 			msg = strings.ToLower(kind) + " " + rest
 		}
-		return GroupID{}, true, s.fail(false, "owner %s", msg)
+		return gang.GroupID{}, true, s.fail(false, "owner %s", msg)
 	}
 	if !found {
-		return GroupID{}, false, nil
+		return gang.GroupID{}, false, nil
 	}
 	if g.Size > 0 {
-		return s.id(g.Name, g.Size, GroupSourceWorkloadLabel), true, nil
+		return s.id(g.Name, g.Size, gang.SourceWorkloadLabel), true, nil
 	}
-	if g.Source == k8sadapter.SourcePodGroupObject && s.r.dynamic != nil {
-		id, err := s.podGroup(ctx, g.Name)
+	if g.Source == k8sadapter.SourcePodGroupObject && s.r.custom != nil {
+		id, err := s.podGroup(g.Name)
 		return id, true, err
 	}
 	w, err := structural()
 	if err != nil {
-		return GroupID{}, true, err
+		return gang.GroupID{}, true, err
 	}
-	return s.id(g.Name, w.Size, GroupSourceWorkloadLabel), true, nil
+	return s.id(g.Name, w.Size, gang.SourceWorkloadLabel), true, nil
 }
 
-func (s *resolution) job(ctx context.Context, ref *metav1.OwnerReference) (GroupID, error) {
+func (s *resolution) job(ref *metav1.OwnerReference) (gang.GroupID, error) {
 	job, err := s.r.jobs.Jobs(s.ns).Get(ref.Name)
 	if apierrors.IsNotFound(err) {
-		return GroupID{}, s.fail(true, "owner job %s/%s is not in the informer cache yet", s.ns, ref.Name)
+		return gang.GroupID{}, s.fail(true, "owner job %s/%s is not in the informer cache yet", s.ns, ref.Name)
 	}
 	if err != nil {
-		return GroupID{}, s.fail(true, "reading owner job %s/%s: %v", s.ns, ref.Name, err)
+		return gang.GroupID{}, s.fail(true, "reading owner job %s/%s: %v", s.ns, ref.Name, err)
 	}
 	if uidMismatch(ref, job) {
-		return GroupID{}, s.fail(true, "owner job %s/%s in the cache has uid %s, the pod's owner reference names uid %s", s.ns, ref.Name, job.UID, ref.UID)
+		return gang.GroupID{}, s.fail(true, "owner job %s/%s in the cache has uid %s, the pod's owner reference names uid %s", s.ns, ref.Name, job.UID, ref.UID)
 	}
-	structural := func() (GroupID, error) { return s.jobStructural(ctx, job) }
-	if id, found, err := s.workloadLabels(ctx, job, "Job", structural); found || err != nil {
+	structural := func() (gang.GroupID, error) { return s.jobStructural(job) }
+	if id, found, err := s.workloadLabels(job, "Job", structural); found || err != nil {
 		return id, err
 	}
 	return structural()
@@ -301,50 +250,50 @@ func (s *resolution) job(ctx context.Context, ref *metav1.OwnerReference) (Group
 
 // jobStructural is the group a Job implies through its own controller
 // (JobSet, MPIJob, MiniCluster) or, failing that, by itself.
-func (s *resolution) jobStructural(ctx context.Context, job *batchv1.Job) (GroupID, error) {
+func (s *resolution) jobStructural(job *batchv1.Job) (gang.GroupID, error) {
 	if ref := metav1.GetControllerOf(job); ref != nil {
 		switch groupKind(ref) {
 		case gkJobSet:
-			if s.r.dynamic != nil {
-				return s.jobSet(ctx, job, ref)
+			if s.r.custom != nil {
+				return s.jobSet(job, ref)
 			}
 		case gkMPIJob:
-			if s.r.dynamic != nil {
-				return s.mpiJob(ctx, ref) // the launcher
+			if s.r.custom != nil {
+				return s.mpiJob(ref) // the launcher
 			}
 		case gkMiniCluster:
-			return s.id(ref.Name, k8sadapter.JobGroupSize(job), GroupSourceMiniCluster), nil
+			return s.id(ref.Name, k8sadapter.JobGroupSize(job), gang.SourceMiniCluster), nil
 		}
 	}
-	return s.id(job.Name, k8sadapter.JobGroupSize(job), GroupSourceJob), nil
+	return s.id(job.Name, k8sadapter.JobGroupSize(job), gang.SourceJob), nil
 }
 
-func (s *resolution) jobSet(ctx context.Context, job *batchv1.Job, ref *metav1.OwnerReference) (GroupID, error) {
-	js, err := s.getCR(ctx, jobSetGVR, "JobSet", ref)
+func (s *resolution) jobSet(job *batchv1.Job, ref *metav1.OwnerReference) (gang.GroupID, error) {
+	js, err := s.getCR(JobSetResource, "JobSet", ref)
 	if err != nil {
-		return GroupID{}, err
+		return gang.GroupID{}, err
 	}
 	rjName := s.pod.Labels[JobSetReplicatedJobLabel]
 	if rjName == "" {
 		rjName = job.Labels[JobSetReplicatedJobLabel]
 	}
 	if rjName == "" {
-		return GroupID{}, s.fail(false, "owner job %s/%s belongs to JobSet %s/%s but neither the pod nor the job has label %s",
+		return gang.GroupID{}, s.fail(false, "owner job %s/%s belongs to JobSet %s/%s but neither the pod nor the job has label %s",
 			s.ns, job.Name, s.ns, ref.Name, JobSetReplicatedJobLabel)
 	}
-	structural := func() (GroupID, error) {
+	structural := func() (gang.GroupID, error) {
 		replicas, err := s.replicatedJobReplicas(js, rjName)
 		if err != nil {
-			return GroupID{}, err
+			return gang.GroupID{}, err
 		}
 		size := replicas * int64(k8sadapter.JobGroupSize(job))
 		if size > k8sadapter.MaxGroupSize {
-			return GroupID{}, s.fail(false, "JobSet %s/%s replicated job %q: %d replicas x parallelism %d exceeds the maximum group size %d",
+			return gang.GroupID{}, s.fail(false, "JobSet %s/%s replicated job %q: %d replicas x parallelism %d exceeds the maximum group size %d",
 				s.ns, ref.Name, rjName, replicas, k8sadapter.JobGroupSize(job), k8sadapter.MaxGroupSize)
 		}
-		return s.id(ref.Name+"-"+rjName, int32(size), GroupSourceJobSet), nil
+		return s.id(ref.Name+"-"+rjName, int32(size), gang.SourceJobSet), nil
 	}
-	if id, found, err := s.workloadLabels(ctx, js, "JobSet", structural); found || err != nil {
+	if id, found, err := s.workloadLabels(js, "JobSet", structural); found || err != nil {
 		return id, err
 	}
 	return structural()
@@ -379,12 +328,12 @@ func (s *resolution) replicatedJobReplicas(js *unstructured.Unstructured, rjName
 	return 0, s.fail(false, "%s has no replicated job %q (named by label %s)", what, rjName, JobSetReplicatedJobLabel)
 }
 
-func (s *resolution) mpiJob(ctx context.Context, ref *metav1.OwnerReference) (GroupID, error) {
-	mj, err := s.getCR(ctx, mpiJobGVR, "MPIJob", ref)
+func (s *resolution) mpiJob(ref *metav1.OwnerReference) (gang.GroupID, error) {
+	mj, err := s.getCR(MPIJobResource, "MPIJob", ref)
 	if err != nil {
-		return GroupID{}, err
+		return gang.GroupID{}, err
 	}
-	structural := func() (GroupID, error) {
+	structural := func() (gang.GroupID, error) {
 		what := fmt.Sprintf("MPIJob %s/%s", s.ns, ref.Name)
 		var size int64
 		for _, role := range []string{"Worker", "Launcher"} {
@@ -394,39 +343,36 @@ func (s *resolution) mpiJob(ctx context.Context, ref *metav1.OwnerReference) (Gr
 			}
 			m, ok := spec.(map[string]any)
 			if !ok {
-				return GroupID{}, s.fail(false, "%s: spec.mpiReplicaSpecs.%s is not an object", what, role)
+				return gang.GroupID{}, s.fail(false, "%s: spec.mpiReplicaSpecs.%s is not an object", what, role)
 			}
 			n, found, err := nestedInt(m, "replicas")
 			if err != nil {
-				return GroupID{}, s.fail(false, "%s: spec.mpiReplicaSpecs.%s.replicas %v", what, role, err)
+				return gang.GroupID{}, s.fail(false, "%s: spec.mpiReplicaSpecs.%s.replicas %v", what, role, err)
 			}
 			if !found {
 				n = 1
 			}
 			if n < 0 || n > k8sadapter.MaxGroupSize {
-				return GroupID{}, s.fail(false, "%s: spec.mpiReplicaSpecs.%s.replicas %d is out of range", what, role, n)
+				return gang.GroupID{}, s.fail(false, "%s: spec.mpiReplicaSpecs.%s.replicas %d is out of range", what, role, n)
 			}
 			size += n
 		}
 		if size > k8sadapter.MaxGroupSize {
-			return GroupID{}, s.fail(false, "%s: %d pods exceed the maximum group size %d", what, size, k8sadapter.MaxGroupSize)
+			return gang.GroupID{}, s.fail(false, "%s: %d pods exceed the maximum group size %d", what, size, k8sadapter.MaxGroupSize)
 		}
-		return s.id(ref.Name, int32(size), GroupSourceMPIJob), nil
+		return s.id(ref.Name, int32(size), gang.SourceMPIJob), nil
 	}
-	if id, found, err := s.workloadLabels(ctx, mj, "MPIJob", structural); found || err != nil {
+	if id, found, err := s.workloadLabels(mj, "MPIJob", structural); found || err != nil {
 		return id, err
 	}
 	return structural()
 }
 
 // getCR reads the custom resource ref names in the pod's namespace.
-func (s *resolution) getCR(ctx context.Context, gvr schema.GroupVersionResource, kind string, ref *metav1.OwnerReference) (*unstructured.Unstructured, error) {
-	obj, err := s.r.dynamic.Resource(gvr).Namespace(s.ns).Get(ctx, ref.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, s.fail(true, "%s %s/%s not found", kind, s.ns, ref.Name)
-	}
-	if err != nil {
-		return nil, s.fail(true, "reading %s %s/%s: %v", kind, s.ns, ref.Name, err)
+func (s *resolution) getCR(gvr schema.GroupVersionResource, kind string, ref *metav1.OwnerReference) (*unstructured.Unstructured, error) {
+	obj, why := s.r.custom.get(gvr, s.ns, ref.Name)
+	if obj == nil {
+		return nil, s.fail(true, "%s %s/%s %s", kind, s.ns, ref.Name, why)
 	}
 	if uidMismatch(ref, obj) {
 		return nil, s.fail(true, "%s %s/%s has uid %s, the owner reference names uid %s", kind, s.ns, ref.Name, obj.GetUID(), ref.UID)
@@ -434,73 +380,48 @@ func (s *resolution) getCR(ctx context.Context, gvr schema.GroupVersionResource,
 	return obj, nil
 }
 
-func (s *resolution) statefulSet(ctx context.Context, ref *metav1.OwnerReference) (GroupID, error) {
+func (s *resolution) statefulSet(ref *metav1.OwnerReference) (gang.GroupID, error) {
 	sts, err := s.r.statefulSets.StatefulSets(s.ns).Get(ref.Name)
 	if apierrors.IsNotFound(err) {
-		return GroupID{}, s.fail(true, "owner statefulset %s/%s is not in the informer cache yet", s.ns, ref.Name)
+		return gang.GroupID{}, s.fail(true, "owner statefulset %s/%s is not in the informer cache yet", s.ns, ref.Name)
 	}
 	if err != nil {
-		return GroupID{}, s.fail(true, "reading owner statefulset %s/%s: %v", s.ns, ref.Name, err)
+		return gang.GroupID{}, s.fail(true, "reading owner statefulset %s/%s: %v", s.ns, ref.Name, err)
 	}
 	if uidMismatch(ref, sts) {
-		return GroupID{}, s.fail(true, "owner statefulset %s/%s in the cache has uid %s, the pod's owner reference names uid %s", s.ns, ref.Name, sts.UID, ref.UID)
+		return gang.GroupID{}, s.fail(true, "owner statefulset %s/%s in the cache has uid %s, the pod's owner reference names uid %s", s.ns, ref.Name, sts.UID, ref.UID)
 	}
-	structural := func() (GroupID, error) { return s.statefulSetStructural(sts), nil }
-	if id, found, err := s.workloadLabels(ctx, sts, "StatefulSet", structural); found || err != nil {
+	structural := func() (gang.GroupID, error) { return s.statefulSetStructural(sts), nil }
+	if id, found, err := s.workloadLabels(sts, "StatefulSet", structural); found || err != nil {
 		return id, err
 	}
 	return structural()
 }
 
-func (s *resolution) statefulSetStructural(sts *appsv1.StatefulSet) GroupID {
-	return s.id(sts.Name, k8sadapter.StatefulSetGroupSize(sts), GroupSourceStatefulSet)
+func (s *resolution) statefulSetStructural(sts *appsv1.StatefulSet) gang.GroupID {
+	return s.id(sts.Name, k8sadapter.StatefulSetGroupSize(sts), gang.SourceStatefulSet)
 }
 
 // podGroup returns the group of the scheduler-plugins PodGroup name in the
-// pod's namespace, its size being spec.minMember. Answers are cached for
-// podGroupTTL; failures are not cached.
-func (s *resolution) podGroup(ctx context.Context, name string) (GroupID, error) {
-	r := s.r
+// pod's namespace, its size being spec.minMember.
+func (s *resolution) podGroup(name string) (gang.GroupID, error) {
 	key := s.ns + "/" + name
-	now := r.now()
-	r.mu.Lock()
-	e, ok := r.podGroups[key]
-	r.mu.Unlock()
-	if ok && now.Before(e.expires) {
-		return s.id(name, e.size, GroupSourcePodGroup), nil
-	}
-
-	pg, err := r.dynamic.Resource(podGroupGVR).Namespace(s.ns).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return GroupID{}, s.fail(true, "PodGroup %s not found", key)
-	}
-	if err != nil {
-		return GroupID{}, s.fail(true, "reading PodGroup %s: %v", key, err)
+	pg, why := s.r.custom.get(PodGroupResource, s.ns, name)
+	if pg == nil {
+		return gang.GroupID{}, s.fail(true, "PodGroup %s %s", key, why)
 	}
 	n, found, err := nestedInt(pg.Object, "spec", "minMember")
 	switch {
 	case err != nil:
-		return GroupID{}, s.fail(false, "PodGroup %s: spec.minMember %v", key, err)
+		return gang.GroupID{}, s.fail(false, "PodGroup %s: spec.minMember %v", key, err)
 	case !found:
-		return GroupID{}, s.fail(false, "PodGroup %s has no spec.minMember", key)
+		return gang.GroupID{}, s.fail(false, "PodGroup %s has no spec.minMember", key)
 	case n < 1:
-		return GroupID{}, s.fail(false, "PodGroup %s: spec.minMember %d is not a positive integer", key, n)
+		return gang.GroupID{}, s.fail(false, "PodGroup %s: spec.minMember %d is not a positive integer", key, n)
 	case n > k8sadapter.MaxGroupSize:
-		return GroupID{}, s.fail(false, "PodGroup %s: spec.minMember %d exceeds the maximum group size %d", key, n, k8sadapter.MaxGroupSize)
+		return gang.GroupID{}, s.fail(false, "PodGroup %s: spec.minMember %d exceeds the maximum group size %d", key, n, k8sadapter.MaxGroupSize)
 	}
-
-	r.mu.Lock()
-	if now.Sub(r.lastSweep) >= r.podGroupTTL {
-		for k, old := range r.podGroups {
-			if !now.Before(old.expires) {
-				delete(r.podGroups, k)
-			}
-		}
-		r.lastSweep = now
-	}
-	r.podGroups[key] = podGroupEntry{size: int32(n), expires: now.Add(r.podGroupTTL)}
-	r.mu.Unlock()
-	return s.id(name, int32(n), GroupSourcePodGroup), nil
+	return s.id(name, int32(n), gang.SourcePodGroup), nil
 }
 
 // nestedInt reads an integer field of an unstructured object. found is

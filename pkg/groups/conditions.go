@@ -1,4 +1,4 @@
-package plugin
+package groups
 
 import (
 	"context"
@@ -35,10 +35,10 @@ type condition struct {
 
 var conditionReasons = map[gang.ConditionStatus]string{gang.Scheduled: "Placed", gang.Waiting: "Waiting", gang.Unsatisfiable: "Unsatisfiable"}
 
-// conditionWriter writes PodGroup conditions one group at a time, latest
+// ConditionWriter writes PodGroup conditions one group at a time, latest
 // first: a work queue keyed by group, so two writes for one group never
 // race and a condition superseded before it was written is never written.
-type conditionWriter struct {
+type ConditionWriter struct {
 	dyn   dynamic.Interface
 	rec   events.EventRecorderLogger
 	log   klog.Logger
@@ -49,13 +49,18 @@ type conditionWriter struct {
 	latest map[string]gang.Condition
 }
 
-func newConditionWriter(dyn dynamic.Interface, rec events.EventRecorderLogger, log klog.Logger) *conditionWriter {
-	return &conditionWriter{dyn: dyn, rec: rec, log: log, now: time.Now, latest: map[string]gang.Condition{},
+// NewConditionWriter returns a writer patching PodGroups through dyn and
+// recording rejections with rec (either may be nil: with no dyn, nothing is
+// written). Nothing is written before Run.
+func NewConditionWriter(dyn dynamic.Interface, rec events.EventRecorderLogger, log klog.Logger) *ConditionWriter {
+	return &ConditionWriter{dyn: dyn, rec: rec, log: log, now: time.Now, latest: map[string]gang.Condition{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "fluence-podgroup-conditions"})}
 }
 
-func (w *conditionWriter) set(c gang.Condition) {
+// Set queues c for its PodGroup, replacing any condition of the group not
+// yet written.
+func (w *ConditionWriter) Set(c gang.Condition) {
 	if w == nil || w.dyn == nil {
 		return
 	}
@@ -65,7 +70,9 @@ func (w *conditionWriter) set(c gang.Condition) {
 	w.queue.Add(c.Group.Key)
 }
 
-func (w *conditionWriter) run(ctx context.Context) {
+// Run writes queued conditions until ctx ends; a write that fails is
+// retried, rate-limited, up to five times.
+func (w *ConditionWriter) Run(ctx context.Context) {
 	go func() {
 		<-ctx.Done()
 		w.queue.ShutDown()
@@ -95,8 +102,8 @@ func (w *conditionWriter) run(ctx context.Context) {
 // write records c on its PodGroup. lastTransitionTime moves only when the
 // status does; an unchanged condition is not written again. A rejection
 // also gets a Warning event on the PodGroup itself.
-func (w *conditionWriter) write(ctx context.Context, c gang.Condition) error {
-	res := w.dyn.Resource(podGroupGVR).Namespace(c.Group.Namespace)
+func (w *ConditionWriter) write(ctx context.Context, c gang.Condition) error {
+	res := w.dyn.Resource(PodGroupResource).Namespace(c.Group.Namespace)
 	pg, err := res.Get(ctx, c.Group.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil // deleted: nothing to record

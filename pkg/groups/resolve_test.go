@@ -1,8 +1,9 @@
-package plugin
+package groups
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -13,11 +14,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	discoveryfake "k8s.io/client-go/discovery/fake"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	"github.com/fluence-sched/fluence/pkg/gang"
 )
@@ -134,8 +140,53 @@ type fixture struct {
 	jobs []*batchv1.Job
 	sts  []*appsv1.StatefulSet
 	crs  []runtime.Object
-	// noDynamic leaves ResolverSources.Dynamic nil.
+	// noDynamic leaves Sources.Custom nil.
 	noDynamic bool
+}
+
+// listKinds lets the fake dynamic client list the watched resources.
+var listKinds = map[schema.GroupVersionResource]string{
+	PodGroupResource: "PodGroupList",
+	JobSetResource:   "JobSetList",
+	MPIJobResource:   "MPIJobList",
+}
+
+// fakeDiscovery serves the given resources.
+func fakeDiscovery(served ...schema.GroupVersionResource) *discoveryfake.FakeDiscovery {
+	d := &discoveryfake.FakeDiscovery{Fake: &clienttesting.Fake{}}
+	serve(d, served...)
+	return d
+}
+
+// serve sets what d serves; not safe while a discovery check runs.
+func serve(d *discoveryfake.FakeDiscovery, served ...schema.GroupVersionResource) {
+	d.Resources = nil
+	for _, gvr := range served {
+		d.Resources = append(d.Resources, &metav1.APIResourceList{GroupVersion: gvr.GroupVersion().String(),
+			APIResources: []metav1.APIResource{{Name: gvr.Resource, Namespaced: true, Verbs: metav1.Verbs{"get", "list", "watch"}}}})
+	}
+}
+
+// customResources returns CustomResources over a fake dynamic client
+// holding objs, after a first discovery check that finds served; it waits
+// until the informers it started have synced.
+func customResources(t *testing.T, d *discoveryfake.FakeDiscovery, objs ...runtime.Object) (*CustomResources, *dynamicfake.FakeDynamicClient) {
+	t.Helper()
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds, objs...)
+	c := NewCustomResources(dyn, d, klog.Background())
+	c.refresh(t.Context())
+	waitSynced(t, c.Synced)
+	return c, dyn
+}
+
+func waitSynced(t *testing.T, synced func() bool) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 2*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return synced(), nil
+	})
+	if err != nil {
+		t.Fatal("informers did not sync")
+	}
 }
 
 func (f fixture) resolver(t *testing.T) (*Resolver, *dynamicfake.FakeDynamicClient) {
@@ -154,19 +205,18 @@ func (f fixture) resolver(t *testing.T) (*Resolver, *dynamicfake.FakeDynamicClie
 			t.Fatal(err)
 		}
 	}
-	src := ResolverSources{
+	src := Sources{
 		Jobs:         batchlisters.NewJobLister(jobIdx),
 		StatefulSets: appslisters.NewStatefulSetLister(stsIdx),
 	}
 	var dyn *dynamicfake.FakeDynamicClient
 	if !f.noDynamic {
-		dyn = dynamicfake.NewSimpleDynamicClient(runtime.NewScheme(), f.crs...)
-		src.Dynamic = dyn
+		src.Custom, dyn = customResources(t, fakeDiscovery(watched...), f.crs...)
 	}
 	return NewResolver(src), dyn
 }
 
-func want(name string, size int32, source string) GroupID {
+func want(name string, size int32, source string) gang.GroupID {
 	return gang.NewGroupID(testNS, name, size, source)
 }
 
@@ -194,7 +244,7 @@ func TestResolve(t *testing.T) {
 		name string
 		pod  *corev1.Pod
 		fx   fixture
-		want GroupID
+		want gang.GroupID
 		// When errHas is set an error is expected, containing each string.
 		errHas    []string
 		retryable bool
@@ -203,23 +253,23 @@ func TestResolve(t *testing.T) {
 		{
 			name: "pod-group label with size",
 			pod:  testPod("p", podLabels(pgKey, "g1", sizeKey, "4")),
-			want: want("g1", 4, GroupSourceLabel),
+			want: want("g1", 4, gang.SourceLabel),
 		},
 		{
 			name: "older group label with size in annotation",
 			pod:  testPod("p", podLabels(oldKey, "g2"), podAnnotations(sizeKey, "3")),
-			want: want("g2", 3, GroupSourceLabel),
+			want: want("g2", 3, gang.SourceLabel),
 		},
 		{
 			name: "scheduling pod-group with legacy size",
 			pod:  testPod("p", podLabels(schedPG, "g3", legacy, "7")),
-			want: want("g3", 7, GroupSourceLabel),
+			want: want("g3", 7, gang.SourceLabel),
 		},
 		{
 			name: "labels win over owner",
 			pod:  testPod("p", podLabels(pgKey, "g1", sizeKey, "2"), ownJob("j")),
 			fx:   fixture{jobs: []*batchv1.Job{testJob("j", 8)}},
-			want: want("g1", 2, GroupSourceLabel),
+			want: want("g1", 2, gang.SourceLabel),
 		},
 		{
 			name:   "malformed size abc",
@@ -245,7 +295,7 @@ func TestResolve(t *testing.T) {
 			name: "name without size takes the owning job's size",
 			pod:  testPod("p", podLabels(pgKey, "g4"), ownJob("j")),
 			fx:   fixture{jobs: []*batchv1.Job{testJob("j", 6)}},
-			want: want("g4", 6, GroupSourceLabel),
+			want: want("g4", 6, gang.SourceLabel),
 		},
 		{
 			name:   "name without size and no owner",
@@ -269,7 +319,7 @@ func TestResolve(t *testing.T) {
 			name: "PodGroup minMember 4",
 			pod:  testPod("p", podLabels(schedPG, "pg")),
 			fx:   fixture{crs: []runtime.Object{testPodGroup("pg", 4)}},
-			want: want("pg", 4, GroupSourcePodGroup),
+			want: want("pg", 4, gang.SourcePodGroup),
 		},
 		{
 			name:      "PodGroup missing",
@@ -293,7 +343,7 @@ func TestResolve(t *testing.T) {
 			name: "PodGroup without dynamic client: owning job's size",
 			pod:  testPod("p", podLabels(schedPG, "pg"), ownJob("j")),
 			fx:   fixture{noDynamic: true, jobs: []*batchv1.Job{testJob("j", 3)}},
-			want: want("pg", 3, GroupSourceLabel),
+			want: want("pg", 3, gang.SourceLabel),
 		},
 
 		// Rule 2: Jobs.
@@ -301,19 +351,19 @@ func TestResolve(t *testing.T) {
 			name: "job parallelism 3",
 			pod:  testPod("p", ownJob("train")),
 			fx:   fixture{jobs: []*batchv1.Job{testJob("train", 3)}},
-			want: want("train", 3, GroupSourceJob),
+			want: want("train", 3, gang.SourceJob),
 		},
 		{
 			name: "job with group labels",
 			pod:  testPod("p", ownJob("train")),
 			fx:   fixture{jobs: []*batchv1.Job{testJob("train", 3, jobLabels(pgKey, "jg", sizeKey, "5"))}},
-			want: want("jg", 5, GroupSourceWorkloadLabel),
+			want: want("jg", 5, gang.SourceWorkloadLabel),
 		},
 		{
 			name: "job with group name only",
 			pod:  testPod("p", ownJob("train")),
 			fx:   fixture{jobs: []*batchv1.Job{testJob("train", 3, jobLabels(pgKey, "jg"))}},
-			want: want("jg", 3, GroupSourceWorkloadLabel),
+			want: want("jg", 3, gang.SourceWorkloadLabel),
 		},
 		{
 			name:   "job with malformed group size",
@@ -358,7 +408,7 @@ func TestResolve(t *testing.T) {
 				jobs: []*batchv1.Job{testJob("js-workers-0", 2, byJS("js"))},
 				crs:  []runtime.Object{testJobSet("js", "driver", 1, "workers", 2)},
 			},
-			want: want("js-workers", 4, GroupSourceJobSet),
+			want: want("js-workers", 4, gang.SourceJobSet),
 		},
 		{
 			name: "jobset replicated job label on the job only",
@@ -367,7 +417,7 @@ func TestResolve(t *testing.T) {
 				jobs: []*batchv1.Job{testJob("js-driver-0", 1, byJS("js"), jobLabels(JobSetReplicatedJobLabel, "driver"))},
 				crs:  []runtime.Object{testJobSet("js", "driver", 1, "workers", 2)},
 			},
-			want: want("js-driver", 1, GroupSourceJobSet),
+			want: want("js-driver", 1, gang.SourceJobSet),
 		},
 		{
 			name: "jobset with group labels",
@@ -380,7 +430,7 @@ func TestResolve(t *testing.T) {
 					return js
 				}()},
 			},
-			want: want("all", 9, GroupSourceWorkloadLabel),
+			want: want("all", 9, gang.SourceWorkloadLabel),
 		},
 		{
 			name:      "jobset missing",
@@ -408,7 +458,7 @@ func TestResolve(t *testing.T) {
 			name: "jobset without dynamic client falls back to the job",
 			pod:  testPod("p", ownJob("js-workers-0"), rjLabel("workers")),
 			fx:   fixture{noDynamic: true, jobs: []*batchv1.Job{testJob("js-workers-0", 2, byJS("js"))}},
-			want: want("js-workers-0", 2, GroupSourceJob),
+			want: want("js-workers-0", 2, gang.SourceJob),
 		},
 
 		// MPIJob: worker and launcher share a key.
@@ -416,7 +466,7 @@ func TestResolve(t *testing.T) {
 			name: "mpijob worker",
 			pod:  testPod("pi-worker-0", ownMPI("pi")),
 			fx:   fixture{crs: []runtime.Object{testMPIJob("pi", 3, true)}},
-			want: want("pi", 4, GroupSourceMPIJob),
+			want: want("pi", 4, gang.SourceMPIJob),
 		},
 		{
 			name: "mpijob launcher via its job",
@@ -425,13 +475,13 @@ func TestResolve(t *testing.T) {
 				jobs: []*batchv1.Job{testJob("pi-launcher", 1, byMPI("pi"))},
 				crs:  []runtime.Object{testMPIJob("pi", 3, true)},
 			},
-			want: want("pi", 4, GroupSourceMPIJob),
+			want: want("pi", 4, gang.SourceMPIJob),
 		},
 		{
 			name: "mpijob without launcher",
 			pod:  testPod("pi-worker-0", ownMPI("pi")),
 			fx:   fixture{crs: []runtime.Object{testMPIJob("pi", 3, false)}},
-			want: want("pi", 3, GroupSourceMPIJob),
+			want: want("pi", 3, gang.SourceMPIJob),
 		},
 		{
 			name:      "mpijob missing",
@@ -443,7 +493,7 @@ func TestResolve(t *testing.T) {
 			name: "mpijob worker without dynamic client is lone",
 			pod:  testPod("pi-worker-0", ownMPI("pi")),
 			fx:   fixture{noDynamic: true},
-			want: want("pi-worker-0", 1, GroupSourcePod),
+			want: want("pi-worker-0", 1, gang.SourcePod),
 		},
 
 		// MiniCluster.
@@ -451,7 +501,7 @@ func TestResolve(t *testing.T) {
 			name: "minicluster job",
 			pod:  testPod("flux-0", ownJob("flux")),
 			fx:   fixture{jobs: []*batchv1.Job{testJob("flux", 4, byMC("flux"))}},
-			want: want("flux", 4, GroupSourceMiniCluster),
+			want: want("flux", 4, gang.SourceMiniCluster),
 		},
 
 		// StatefulSet.
@@ -459,13 +509,13 @@ func TestResolve(t *testing.T) {
 			name: "statefulset replicas 5",
 			pod:  testPod("db-0", ownSts("db")),
 			fx:   fixture{sts: []*appsv1.StatefulSet{testStatefulSet("db", 5)}},
-			want: want("db", 5, GroupSourceStatefulSet),
+			want: want("db", 5, gang.SourceStatefulSet),
 		},
 		{
 			name: "statefulset with group labels",
 			pod:  testPod("db-0", ownSts("db")),
 			fx:   fixture{sts: []*appsv1.StatefulSet{testStatefulSet("db", 5, oldKey, "dbg", sizeKey, "2")}},
-			want: want("dbg", 2, GroupSourceWorkloadLabel),
+			want: want("dbg", 2, gang.SourceWorkloadLabel),
 		},
 		{
 			name:      "statefulset missing",
@@ -478,12 +528,12 @@ func TestResolve(t *testing.T) {
 		{
 			name: "replicaset-owned pod is lone",
 			pod:  testPod("web-abc", podOwner("apps/v1", "ReplicaSet", "web")),
-			want: want("web-abc", 1, GroupSourcePod),
+			want: want("web-abc", 1, gang.SourcePod),
 		},
 		{
 			name: "no owner is lone",
 			pod:  testPod("solo"),
-			want: want("solo", 1, GroupSourcePod),
+			want: want("solo", 1, gang.SourcePod),
 		},
 		{
 			name: "non-controller owner is lone",
@@ -493,7 +543,7 @@ func TestResolve(t *testing.T) {
 				p.OwnerReferences = []metav1.OwnerReference{ref}
 			}),
 			fx:   fixture{jobs: []*batchv1.Job{testJob("j", 3)}},
-			want: want("solo", 1, GroupSourcePod),
+			want: want("solo", 1, gang.SourcePod),
 		},
 	}
 
@@ -532,67 +582,81 @@ func TestResolve(t *testing.T) {
 	}
 }
 
-func TestResolvePodGroupCache(t *testing.T) {
+// PodGroups come from the informer: never a GET, changes seen as the watch
+// delivers them, a PodGroup created after its pods seen once it arrives.
+func TestResolvePodGroupInformer(t *testing.T) {
 	r, dyn := fixture{crs: []runtime.Object{testPodGroup("pg", 4)}}.resolver(t)
-	now := time.Unix(1000, 0)
-	r.now = func() time.Time { return now }
 	ctx := context.Background()
-	pod := func(name string) *corev1.Pod {
-		return testPod(name, podLabels("scheduling.x-k8s.io/pod-group", "pg"))
+	pod := func(name, group string) *corev1.Pod {
+		return testPod(name, podLabels("scheduling.x-k8s.io/pod-group", group))
 	}
-	gets := func() int {
-		n := 0
-		for _, a := range dyn.Actions() {
-			if a.GetVerb() == "get" && a.GetResource() == podGroupGVR {
-				n++
-			}
-		}
-		return n
-	}
-	check := func(step, podName string, wantSize int32, wantGets int) {
+	resolve := func(step string, p *corev1.Pod, wantSize int32) {
 		t.Helper()
-		got, err := r.Resolve(ctx, pod(podName))
+		err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			got, err := r.Resolve(ctx, p)
+			if err != nil {
+				var re *ResolveError
+				if !errors.As(err, &re) || !re.Retryable {
+					return false, err
+				}
+				return false, nil
+			}
+			if got.Key != testNS+"/"+p.Labels["scheduling.x-k8s.io/pod-group"] || got.Source != gang.SourcePodGroup {
+				return false, fmt.Errorf("got %+v", got)
+			}
+			return got.Size == wantSize, nil
+		})
 		if err != nil {
-			t.Fatalf("%s: %v", step, err)
+			t.Fatalf("%s: want size %d: %v", step, wantSize, err)
 		}
-		if got.Size != wantSize || got.Key != testNS+"/pg" || got.Source != GroupSourcePodGroup {
-			t.Fatalf("%s: got %+v, want key %s/pg size %d", step, got, testNS, wantSize)
-		}
-		if g := gets(); g != wantGets {
-			t.Fatalf("%s: %d PodGroup GETs, want %d", step, g, wantGets)
+	}
+	watching := func() {
+		t.Helper()
+		// The fake's watch misses what happens before it is registered.
+		err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			for _, a := range dyn.Actions() {
+				if a.GetVerb() == "watch" && a.GetResource() == PodGroupResource {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			t.Fatal("no PodGroup watch")
 		}
 	}
 
-	check("first", "a", 4, 1)
-	check("second pod, same group", "b", 4, 1)
+	resolve("first", pod("a", "pg"), 4)
+	resolve("second pod, same group", pod("b", "pg"), 4)
 
-	// The PodGroup changes; the cached answer stands until the TTL passes.
-	pg := testPodGroup("pg", 6)
-	if _, err := dyn.Resource(podGroupGVR).Namespace(testNS).Update(ctx, pg, metav1.UpdateOptions{}); err != nil {
+	watching()
+	if _, err := dyn.Resource(PodGroupResource).Namespace(testNS).Update(ctx, testPodGroup("pg", 6), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	now = now.Add(PodGroupCacheTTL - time.Millisecond)
-	check("within TTL", "c", 4, 1)
-	now = now.Add(time.Millisecond)
-	check("after TTL", "d", 6, 2)
-	check("cached again", "e", 6, 2)
+	resolve("after the update", pod("c", "pg"), 6)
 
-	// A PodGroup that is not found is not cached: once created it is seen.
-	missing := testPod("f", podLabels("scheduling.x-k8s.io/pod-group", "later"))
-	if _, err := r.Resolve(ctx, missing); err == nil {
-		t.Fatal("missing PodGroup: want an error")
+	// A PodGroup that does not exist yet is a retryable error; once
+	// created it is seen.
+	missing := pod("f", "later")
+	_, err := r.Resolve(ctx, missing)
+	var re *ResolveError
+	if !errors.As(err, &re) || !re.Retryable || !strings.Contains(err.Error(), "PodGroup ns1/later not found") {
+		t.Fatalf("missing PodGroup: got %v, want a retryable not found", err)
 	}
-	if _, err := dyn.Resource(podGroupGVR).Namespace(testNS).Create(ctx, testPodGroup("later", 2), metav1.CreateOptions{}); err != nil {
+	if _, err := dyn.Resource(PodGroupResource).Namespace(testNS).Create(ctx, testPodGroup("later", 2), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := r.Resolve(ctx, missing)
-	if err != nil || got.Size != 2 {
-		t.Fatalf("created PodGroup: got %+v, %v; want size 2", got, err)
+	resolve("created", missing, 2)
+
+	for _, a := range dyn.Actions() {
+		if a.GetVerb() == "get" {
+			t.Errorf("the resolver read %s %s/%s from the API server", a.GetResource().Resource, a.GetNamespace(), a.(clienttesting.GetAction).GetName())
+		}
 	}
 }
 
 func TestResolveNilSources(t *testing.T) {
-	r := NewResolver(ResolverSources{})
+	r := NewResolver(Sources{})
 	for _, p := range []*corev1.Pod{
 		testPod("a", podOwner("batch/v1", "Job", "j")),
 		testPod("b", podOwner("apps/v1", "StatefulSet", "s")),
@@ -602,7 +666,7 @@ func TestResolveNilSources(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", p.Name, err)
 		}
-		if w := want(p.Name, 1, GroupSourcePod); got != w {
+		if w := want(p.Name, 1, gang.SourcePod); got != w {
 			t.Errorf("%s: got %+v, want %+v", p.Name, got, w)
 		}
 	}

@@ -1,0 +1,205 @@
+package groups
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+)
+
+// The custom resources the resolver reads, each from an informer.
+var (
+	PodGroupResource = schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}
+	JobSetResource   = schema.GroupVersionResource{Group: "jobset.x-k8s.io", Version: "v1alpha2", Resource: "jobsets"}
+	MPIJobResource   = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v2beta1", Resource: "mpijobs"}
+)
+
+var watched = []schema.GroupVersionResource{PodGroupResource, JobSetResource, MPIJobResource}
+
+// DiscoveryInterval is how often CustomResources asks the API server which
+// of the watched resources it serves.
+const DiscoveryInterval = 30 * time.Second
+
+// recheckAfter is the least time between two discovery checks when a
+// lookup of a resource that is not served brings the next one forward.
+const recheckAfter = 5 * time.Second
+
+// CustomResources serves PodGroups, JobSets and MPIJobs from informers, one
+// per resource, each running only while the API server serves its
+// resource: Run asks discovery at once, every DiscoveryInterval, and sooner
+// (at most every 5 s) after a lookup found its resource not served. An
+// informer starts when its resource appears and stops when it goes. A
+// cluster without these CRDs is never asked to list or watch them.
+type CustomResources struct {
+	dyn   dynamic.Interface
+	disc  discovery.ServerResourcesInterface
+	log   klog.Logger
+	nudge chan struct{}
+
+	mu      sync.Mutex
+	checked bool                                        // the first discovery check is done
+	initial []schema.GroupVersionResource               // served at the first check
+	running map[schema.GroupVersionResource]*crInformer // served, being watched
+}
+
+type crInformer struct {
+	inf  cache.SharedIndexInformer
+	stop context.CancelFunc
+}
+
+// NewCustomResources returns CustomResources that list and watch through
+// dyn what disc says the API server serves. Nothing is read before Run.
+func NewCustomResources(dyn dynamic.Interface, disc discovery.ServerResourcesInterface, log klog.Logger) *CustomResources {
+	return &CustomResources{dyn: dyn, disc: disc, log: log, nudge: make(chan struct{}, 1),
+		running: map[schema.GroupVersionResource]*crInformer{}}
+}
+
+// Run checks discovery and starts or stops informers until ctx ends.
+func (c *CustomResources) Run(ctx context.Context) {
+	t := time.NewTicker(DiscoveryInterval)
+	defer t.Stop()
+	for {
+		last := time.Now()
+		c.refresh(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-c.nudge:
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Until(last.Add(recheckAfter))):
+			}
+		}
+	}
+}
+
+// Synced reports whether the first discovery check is done and the
+// informers it started have listed their resource. Informers started later
+// are not waited for: until they sync, lookups fail as retryable.
+func (c *CustomResources) Synced() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.checked {
+		return false
+	}
+	for _, gvr := range c.initial {
+		if w, ok := c.running[gvr]; ok && !w.inf.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
+// refresh asks discovery which watched resources are served and starts or
+// stops their informers to match. A resource whose check fails keeps its
+// state until the next check.
+func (c *CustomResources) refresh(ctx context.Context) {
+	for _, gvr := range watched {
+		served, err := c.served(gvr)
+		if err != nil {
+			if ctx.Err() == nil {
+				c.log.Info("fluence: cannot tell whether the API server serves a resource; asking again later", "resource", resourceName(gvr), "err", err)
+			}
+			continue
+		}
+		c.mu.Lock()
+		w, running := c.running[gvr]
+		switch {
+		case served && !running:
+			c.running[gvr] = c.start(ctx, gvr)
+			c.log.V(1).Info("fluence: watching", "resource", resourceName(gvr))
+		case !served && running:
+			w.stop()
+			delete(c.running, gvr)
+			c.log.Info("fluence: the API server no longer serves a resource; stopped watching it", "resource", resourceName(gvr))
+		}
+		c.mu.Unlock()
+	}
+	c.mu.Lock()
+	if !c.checked {
+		c.checked = true
+		for gvr := range c.running {
+			c.initial = append(c.initial, gvr)
+		}
+	}
+	c.mu.Unlock()
+}
+
+func (c *CustomResources) served(gvr schema.GroupVersionResource) (bool, error) {
+	list, err := c.disc.ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, r := range list.APIResources {
+		if r.Name == gvr.Resource {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (c *CustomResources) start(ctx context.Context, gvr schema.GroupVersionResource) *crInformer {
+	inf := dynamicinformer.NewFilteredDynamicInformer(c.dyn, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
+	// Only labels, annotations, the UID and the spec are read.
+	_ = inf.SetTransform(func(o any) (any, error) {
+		if u, ok := o.(*unstructured.Unstructured); ok {
+			u.SetManagedFields(nil)
+		}
+		return o, nil
+	})
+	ictx, cancel := context.WithCancel(ctx)
+	go inf.RunWithContext(ictx)
+	return &crInformer{inf: inf, stop: cancel}
+}
+
+// get returns the object ns/name of gvr from its informer's cache; the
+// object must not be modified. When it is not returned, why says so, to
+// follow the object's name in a message: it is not served, the cache is
+// not synced yet, or the object does not exist. Each is retryable.
+func (c *CustomResources) get(gvr schema.GroupVersionResource, ns, name string) (obj *unstructured.Unstructured, why string) {
+	c.mu.Lock()
+	w, running := c.running[gvr]
+	checked := c.checked
+	c.mu.Unlock()
+	switch {
+	case !running && !checked:
+		return nil, "is not in the informer cache yet"
+	case !running:
+		select {
+		case c.nudge <- struct{}{}:
+		default:
+		}
+		return nil, "not found: the API server does not serve " + resourceName(gvr)
+	case !w.inf.HasSynced():
+		return nil, "is not in the informer cache yet"
+	}
+	o, exists, err := w.inf.GetStore().GetByKey(ns + "/" + name)
+	if err != nil {
+		return nil, "cannot be read from the informer cache: " + err.Error()
+	}
+	u, ok := o.(*unstructured.Unstructured)
+	if !exists || !ok {
+		return nil, "not found"
+	}
+	return u, ""
+}
+
+// resourceName is how a resource is named in kubectl and in messages:
+// podgroups.scheduling.x-k8s.io/v1alpha1.
+func resourceName(gvr schema.GroupVersionResource) string {
+	return gvr.Resource + "." + gvr.Group + "/" + gvr.Version
+}

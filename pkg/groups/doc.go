@@ -1,0 +1,57 @@
+// Package groups decides which group a pod belongs to: Resolver.Resolve
+// returns the pod's gang.GroupID, whose key is qualified by where the group
+// came from (gang.NewGroupID), and the group's size.
+//
+// # Rules
+//
+// They are tried in this order; the first that applies decides.
+//
+//  1. Group labels or annotations on the pod (k8sadapter.ParseGroup):
+//     fluence.flux-framework.org/pod-group with group-size, the older
+//     fluence.flux-framework.org/group, or scheduling.x-k8s.io/pod-group
+//     with fluence.group-size. A declared size is used as is
+//     (gang.SourceLabel). scheduling.x-k8s.io/pod-group alone takes its
+//     size from the scheduler-plugins PodGroup's spec.minMember
+//     (gang.SourcePodGroup). A group name without a size takes the size of
+//     the owning workload (rule 2); without one it is an error.
+//  2. The pod's controller. A Job: the group labels on the Job
+//     (gang.SourceWorkloadLabel); else the Job's own controller, one
+//     replicated job of a JobSet (its replicas x the Job's parallelism,
+//     gang.SourceJobSet; the pod or the Job names the replicated job with
+//     JobSetReplicatedJobLabel), an MPIJob (the launcher's Job) or a Flux
+//     Operator MiniCluster (the Job's parallelism, gang.SourceMiniCluster);
+//     else the Job itself (its parallelism, capped at its completions,
+//     gang.SourceJob). A StatefulSet: its group labels, else its replicas
+//     (gang.SourceStatefulSet). An MPIJob: its group labels, else workers +
+//     launcher (gang.SourceMPIJob), so its workers and its launcher's Job
+//     share a group. Group labels on a JobSet or MPIJob count as on a Job;
+//     a group name without a size there takes the size the workload
+//     implies.
+//  3. Anything else is a lone pod of size 1 (gang.SourcePod).
+//
+// # Reads
+//
+// Everything is read from informer caches (Sources), never from the API
+// server while a pod is being scheduled: Jobs and StatefulSets through the
+// scheduler's listers; PodGroups, JobSets and MPIJobs through
+// CustomResources, which runs a dynamic informer for each of them only while
+// discovery shows the API server serves it (checked at start, every
+// DiscoveryInterval, and sooner when a lookup needs a resource that is not
+// served). An object missing from a cache is a retryable error, reported
+// as not found only once the cache has synced; a resource that is not
+// served is reported as such.
+//
+// # PodGroup conditions
+//
+// ConditionWriter records a group's Schedulable condition (the gang core's
+// gang.Condition) on its PodGroup, in the annotation ConditionKey, one
+// group at a time.
+//
+// # Errors
+//
+// Errors are *ResolveError. Retryable is true when the answer may change by
+// itself: an owner or a PodGroup not yet in an informer cache, not created
+// yet, or recreated under the same name. It is false for a malformed label
+// or an inconsistent object, and the reason then names the object and what
+// is wrong with it.
+package groups
