@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +47,99 @@ func TestGroupAcrossNodePools(t *testing.T) {
 		if !strings.HasPrefix(got.Spec.NodeName, want) {
 			t.Errorf("%s ran on %s, want a %s node", p.Name, got.Spec.NodeName, want)
 		}
+	}
+	c.checkInvariants(inv)
+}
+
+// poolPods is a group of n pods asking for the pool's nodes.
+func poolPods(group string, n int, cpu, pool string, runtime time.Duration) []*corev1.Pod {
+	pods := groupPods(group, n, cpu, runtime, 0)
+	for _, p := range pods {
+		p.Spec.NodeSelector = map[string]string{"pool": pool}
+	}
+	return pods
+}
+
+// nodesOf returns the nodes the named pods are bound to.
+func (c *cluster) nodesOf(names ...string) []string {
+	c.t.Helper()
+	var out []string
+	for _, n := range names {
+		p, err := c.Client.CoreV1().Pods(c.NS).Get(c.Ctx, n, metav1.GetOptions{})
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		out = append(out, p.Spec.NodeName)
+	}
+	return out
+}
+
+// A waiting group sees nodes that join its pool. With its pool full, a
+// group of four holds a reservation an hour out (the running group's
+// default duration); four empty nodes join the pool and it starts on them
+// at once, while the running group still runs.
+func TestPoolGrownWhileGroupWaits(t *testing.T) {
+	c := newCluster(t)
+	for _, n := range []string{"a-0", "a-1", "a-2", "a-3"} {
+		c.addNode(n, "4", "8Gi", 0, map[string]string{"pool": "a"})
+	}
+	c.addNode("b-0", "4", "8Gi", 0, map[string]string{"pool": "b"})
+	inv, _, _ := c.runFluence(nil)
+
+	running := poolPods("running", 4, "4", "a", 0)
+	c.createPods(running...)
+	c.waitForPodPhase(30*time.Second, corev1.PodRunning, names(running)...)
+	waiting := poolPods("waiting", 4, "4", "a", time.Second)
+	c.createPods(waiting...)
+	c.waitForEvent(30*time.Second, "waiting-0", "FluenceGroupReserved", "reserved to start")
+
+	for _, n := range []string{"a-4", "a-5", "a-6", "a-7"} {
+		c.addNode(n, "4", "8Gi", 0, map[string]string{"pool": "a"})
+	}
+	c.waitForPodPhase(30*time.Second, corev1.PodSucceeded, names(waiting)...)
+	for _, n := range c.nodesOf(names(waiting)...) {
+		if !slices.Contains([]string{"a-4", "a-5", "a-6", "a-7"}, n) {
+			t.Errorf("the waiting group ran on %s, want one of the new nodes", n)
+		}
+	}
+	c.checkInvariants(inv)
+}
+
+// A pool replaced while its group waits: the old nodes leave (their pods
+// gone with them), new nodes of the pool join, and the waiting group lands
+// on the new nodes.
+func TestPoolReplacedWhileGroupWaits(t *testing.T) {
+	c := newCluster(t)
+	for _, n := range []string{"a-0", "a-1"} {
+		c.addNode(n, "2", "8Gi", 0, map[string]string{"pool": "a"})
+	}
+	c.addNode("b-0", "8", "8Gi", 0, map[string]string{"pool": "b"})
+	inv, _, _ := c.runFluence(nil)
+
+	busy := poolPods("busy", 2, "2", "a", 0)
+	c.createPods(busy...)
+	c.waitForPodPhase(30*time.Second, corev1.PodRunning, names(busy)...)
+	waiting := poolPods("waiting", 2, "2", "a", time.Second)
+	c.createPods(waiting...)
+	c.waitForEvent(30*time.Second, "waiting-0", "FluenceGroupReserved", "reserved to start")
+
+	for _, n := range []string{"a-0", "a-1"} {
+		if err := c.Client.CoreV1().Nodes().Delete(c.Ctx, n, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	zero := int64(0)
+	for _, p := range busy {
+		if err := c.Client.CoreV1().Pods(c.NS).Delete(c.Ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range []string{"a-2", "a-3"} {
+		c.addNode(n, "2", "8Gi", 0, map[string]string{"pool": "a"})
+	}
+	c.waitForPodPhase(30*time.Second, corev1.PodSucceeded, names(waiting)...)
+	if got := c.nodesOf(names(waiting)...); !slices.Equal(slices.Sorted(slices.Values(got)), []string{"a-2", "a-3"}) {
+		t.Errorf("the waiting group ran on %v, want a-2 and a-3", got)
 	}
 	c.checkInvariants(inv)
 }
