@@ -243,22 +243,6 @@ func (c *Core) Stats() Stats {
 	return s
 }
 
-// Waits reports whether the pod's group is known and waits on something
-// only the core can see change (its own pods, freed resources, a hold):
-// the core wakes its pods itself, so other pods' events need not. A pod
-// the core does not know (not yet through a scheduling cycle) may be
-// helped by any event.
-func (c *Core) Waits(uid string) bool {
-	_, ok := c.podKey[uid]
-	return ok
-}
-
-// GroupOf returns the key of the pod's group, if the core knows it.
-func (c *Core) GroupOf(uid string) (string, bool) {
-	k, ok := c.podKey[uid]
-	return k, ok
-}
-
 // Wakeup returns the next time after the last event at which the core
 // must run even if nothing else happens: a reservation comes due, a hold
 // ends, or an allocation reaches its planned end (and is extended if its

@@ -62,11 +62,6 @@ type Condition struct {
 	Message string
 }
 
-// Empty reports whether there is nothing to do.
-func (e *Effects) Empty() bool {
-	return len(e.Activate) == 0 && len(e.Allow) == 0 && len(e.Reject) == 0 && len(e.Events) == 0 && len(e.Conditions) == 0
-}
-
 // effects collects Effects while the core works.
 type effects struct {
 	activate map[string]Ref
