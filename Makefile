@@ -16,10 +16,10 @@ build:
 vet:
 	$(GO) vet ./...
 
-# The integration suite (a real kube-apiserver and etcd, about 2.5 minutes)
-# runs on its own, after the other packages: some of its checks are timed
-# (a backfilled group must start within 2.5 s of its reservation), and on a
-# 2-core machine the other packages' tests would share its CPUs.
+# The integration suite (a real kube-apiserver and etcd, about 5 minutes)
+# runs on its own, after the other packages: its checks are on order, not
+# time, but its workloads run in real time, and on a 2-core machine the
+# other packages' tests would share its CPUs.
 unit:
 	$(GO) test $$($(GO) list ./... | grep -v /test/integration)
 

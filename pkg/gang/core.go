@@ -62,7 +62,12 @@ type Core struct {
 	q        *queue.Manager
 	// vertexOf maps node names to their vertices in the current graph.
 	vertexOf   map[string]int32
-	lastExtend int64
+	// nextEnd is the earliest planned end (less one tick) of a running
+	// allocation: overruns are looked for only from then on.
+	nextEnd int64
+	// refreshedGen is the node generation queued requests were last
+	// brought up to date with.
+	refreshedGen int64
 	nextID     int64
 
 	groups  map[string]*group // by GroupID.Key
@@ -124,6 +129,9 @@ func New(cfg Config) (*Core, error) {
 		overloaded: map[string]bool{},
 	}, nil
 }
+
+// horizon is a time later than any the core is given.
+const horizon = int64(1) << 62
 
 // Ready returns the effects of everything since the last call.
 func (c *Core) Ready() Effects { return c.fx.take() }

@@ -43,6 +43,7 @@ func (c *Core) ensureEngine() bool {
 	}
 	c.overloaded = map[string]bool{}
 	c.foreignJob = map[string]int64{}
+	c.nextEnd = 0 // replay moves plans: look for overruns again
 
 	// Allocations first: they were placed by this scheduler and checked;
 	// foreign pods that no longer fit beside them mark their node.
@@ -223,6 +224,10 @@ func (c *Core) podsByUID(g *group, uids []string) []*Pod {
 // evaluated against older nodes, so a waiting group sees the nodes as
 // they are: new nodes of its pool, changed labels, lifted taints.
 func (c *Core) refreshRequests() {
+	if c.refreshedGen == c.nodeGen {
+		return // nothing changed since every request was last brought up to date
+	}
+	c.refreshedGen = c.nodeGen
 	for _, g := range c.sortedGroups() {
 		for _, a := range slices.Clone(g.allocs) {
 			if a.running || a.nodeGen == c.nodeGen {
@@ -454,6 +459,9 @@ func (c *Core) started(g *group, a *alloc, at int64) {
 	a.running, a.start = true, at
 	g.holdStep = 0
 	a.dur = info.Duration
+	if a.dur > 0 {
+		c.nextEnd = min(c.nextEnd, a.start+a.dur-1)
+	}
 	a.recorded = fmt.Sprintf("%s@%s-%d", g.id.Key, c.cfg.RunID, a.id)
 	for i, sp := range info.Slots {
 		a.slots[i].node = sp.Node
@@ -487,21 +495,29 @@ func (c *Core) started(g *group, a *alloc, at int64) {
 // their pods still run and still hold what they use. A Kubernetes pod is
 // not killed at its declared duration as a Flux job would be.
 func (c *Core) extendOverruns() {
-	if c.now == c.lastExtend {
-		return
+	if c.now < c.nextEnd {
+		return // no allocation reaches its planned end before then
 	}
-	c.lastExtend = c.now
+	c.nextEnd = -1
 	for _, g := range c.sortedGroups() {
 		for _, a := range g.allocs {
-			if !a.running || a.dur <= 0 || a.start+a.dur > c.now+1 {
+			if !a.running || a.dur <= 0 {
 				continue
 			}
-			// Small steps: a job just past its end usually ends soon, and
-			// every step pushes the reservations behind it.
-			nd := (c.now - a.start) + max(a.dur/10, c.seconds(2))
-			if err := c.q.Extend(a.id, nd); err == nil {
-				a.dur = nd
+			if a.start+a.dur <= c.now+1 {
+				// Small steps: a job just past its end usually ends soon,
+				// and every step pushes the reservations behind it.
+				nd := (c.now - a.start) + max(a.dur/10, c.seconds(2))
+				if err := c.q.Extend(a.id, nd); err == nil {
+					a.dur = nd
+				}
+			}
+			if end := a.start + a.dur - 1; c.nextEnd < 0 || end < c.nextEnd {
+				c.nextEnd = end
 			}
 		}
+	}
+	if c.nextEnd < 0 {
+		c.nextEnd = horizon
 	}
 }

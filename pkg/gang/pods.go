@@ -175,6 +175,7 @@ func (c *Core) adopt(p *Pod) {
 			dur = c.cfg.DefaultDuration
 		}
 		a = &alloc{id: c.newID(), running: true, committed: true, recorded: rec, start: c.now, dur: c.seconds(dur)}
+		c.nextEnd = 0 // look for overruns again
 		g.allocs = append(g.allocs, a)
 		c.byAlloc[a.id] = g
 	}
