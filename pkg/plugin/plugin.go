@@ -29,7 +29,7 @@ import (
 const Name = "fluence"
 
 // maxBindings bounds the Binding calls in flight.
-const maxBindings = 32
+const maxBindings = 64
 
 // AllocationKey is the pod annotation written at binding; see
 // k8sadapter.AllocationKey.
