@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -108,6 +109,9 @@ type throughputResult struct {
 	wall       float64 // seconds from the first binding to the last
 	act        schedulerActivity
 	faults     string
+	// spreadP50 and spreadMax: milliseconds between the first and the
+	// last pod of a group seen bound (groups of more than one pod).
+	spreadP50, spreadMax float64
 }
 
 func (r throughputResult) report(b *testing.B) {
@@ -125,6 +129,10 @@ func (r throughputResult) report(b *testing.B) {
 	}
 	if r.act.BindCalls > 0 {
 		b.ReportMetric(1e3*r.act.Bind/r.act.BindCalls, "bind-ms")
+	}
+	if r.spec.group > 1 {
+		b.ReportMetric(r.spreadP50, "bind-spread-p50-ms")
+		b.ReportMetric(r.spreadMax, "bind-spread-max-ms")
 	}
 	if r.spec.sched == "fluence" {
 		b.ReportMetric(1e3*r.act.EngineSecs/groups, "engine-ms/group")
@@ -155,6 +163,9 @@ func throughputOnce(b *testing.B, spec throughputSpec) throughputResult {
 	var mu sync.Mutex
 	var first, last time.Time
 	seen := map[string]bool{}
+	// spread: when each group's first and last pod was seen bound.
+	type span struct{ first, last time.Time }
+	spread := map[string]span{}
 	done := make(chan struct{})
 	f := informers.NewSharedInformerFactoryWithOptions(c.newClient("bench-watch"), 0, informers.WithNamespace(c.NS))
 	_, err := f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -170,6 +181,14 @@ func throughputOnce(b *testing.B, spec throughputSpec) throughputResult {
 			}
 			seen[p.Name] = true
 			now := time.Now()
+			if g := p.Labels[podGroupLabel]; g != "" {
+				sp := spread[g]
+				if sp.first.IsZero() {
+					sp.first = now
+				}
+				sp.last = now
+				spread[g] = sp
+			}
 			if first.IsZero() {
 				first = now
 			}
@@ -266,6 +285,18 @@ wait:
 			}
 		}
 		c.reportStuck(injector, groups, func(p *corev1.Pod) bool { return p.Spec.NodeName != "" }, 3)
+	}
+	if group > 1 {
+		mu.Lock()
+		var ms []float64
+		for _, sp := range spread {
+			ms = append(ms, float64(sp.last.Sub(sp.first).Microseconds())/1e3)
+		}
+		mu.Unlock()
+		if len(ms) > 0 {
+			slices.Sort(ms)
+			r.spreadP50, r.spreadMax = ms[len(ms)/2], ms[len(ms)-1]
+		}
 	}
 	if inv != nil {
 		if v := inv.violations(); len(v) > 0 {
