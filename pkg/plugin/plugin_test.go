@@ -17,6 +17,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
+	"github.com/fluence-sched/fluence/pkg/k8sadapter"
 	"github.com/fluence-sched/fluence/pkg/plugin"
 )
 
@@ -653,4 +654,31 @@ func TestInformerEvents(t *testing.T) {
 			t.Errorf("mine placed on %s, want n1", n)
 		}
 	})
+}
+
+// TestFixedPodIsTriedAgain: a pod whose scheduling requirements cannot be
+// read (a malformed duration annotation) has its group rejected until the
+// pod changes (gang.Pod.Invalid). Once the annotation is fixed, the pod
+// must be woken and placed: the queue does not requeue it by itself (an
+// annotation change is no event fluence registers, and the hint skips
+// pods the core knows), so the core must.
+func TestFixedPodIsTriedAgain(t *testing.T) {
+	bad := pod("late", 0, "1").Annotation(k8sadapter.DurationKey, "soon").Obj()
+	h := newHarness(t, nodes(1, "4"), []*corev1.Pod{bad})
+	_, _, s := h.preFilter(bad)
+	want := `annotation fluence.flux-framework.org/duration: "soon" is neither a duration (like 10m) nor a number of seconds`
+	if s.Code() != fwk.UnschedulableAndUnresolvable || !strings.HasPrefix(s.Message(), "fluence: pod group ns/pod:late cannot be placed: ") || !strings.HasSuffix(s.Message(), want) {
+		t.Fatalf("PreFilter = %v, want UnschedulableAndUnresolvable ending %q", s, want)
+	}
+
+	h.act.reset()
+	fixed := bad.DeepCopy()
+	fixed.Annotations[k8sadapter.DurationKey] = "10m"
+	if _, err := h.cs.CoreV1().Pods(ns).Update(h.ctx, fixed, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the fixed pod activated", func() bool { return slices.Contains(h.act.activated(), "ns/late") })
+	if _, n := h.place(fixed); n != "n1" {
+		t.Errorf("fixed pod placed on %s, want n1", n)
+	}
 }
