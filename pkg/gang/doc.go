@@ -47,7 +47,8 @@
 // requirements) are evaluated against the nodes each time a request is
 // built, and queued requests are rebuilt whenever the nodes change, so a
 // waiting group sees new nodes at once; a rejected group is judged again
-// when the nodes change.
+// when the nodes change, or when one of its pods changes what it asks for
+// (a malformed requirement fixed).
 //
 // Framework drives the core the way kube-scheduler drives the plugin,
 // without an API server: the simulator and the scripted tests

@@ -54,14 +54,19 @@ func (c *Core) NodeRemoved(name string, now int64) {
 // make them possible. Their pods are woken to ask.
 func (c *Core) nodesChanged() {
 	for _, g := range c.sortedGroups() {
-		if g.state != rejected {
-			continue
+		if g.state == rejected {
+			c.judgeAgain(g)
 		}
-		g.state, g.reason, g.checked = gathering, "", 0
-		for _, p := range g.sortedMembers() {
-			if p.NodeName == "" {
-				c.fx.activatePod(p.ref())
-			}
+	}
+}
+
+// judgeAgain lets a rejected group be judged again; its pods are woken to
+// ask.
+func (c *Core) judgeAgain(g *group) {
+	g.state, g.reason, g.checked = gathering, "", 0
+	for _, p := range g.sortedMembers() {
+		if p.NodeName == "" {
+			c.fx.activatePod(p.ref())
 		}
 	}
 }

@@ -29,7 +29,7 @@ func (c *Core) PodSeen(p Pod, now int64) {
 		case known:
 			if g := c.groups[key]; g != nil {
 				if _, member := g.members[p.UID]; member {
-					g.members[p.UID] = &p
+					c.setMember(g, &p)
 				}
 			}
 		}
@@ -103,9 +103,28 @@ func (c *Core) addMember(p *Pod, id GroupID) *group {
 	if _, known := g.members[p.UID]; !known && g.state == rejected && g.early {
 		g.state, g.reason, g.early = gathering, "", false
 	}
-	g.members[p.UID] = p
+	c.setMember(g, p)
 	c.podKey[p.UID] = id.Key
 	return g
+}
+
+// setMember records a pod of the group as it is now. A rejected group is
+// judged again, and its pods woken, when one of its pods asks for
+// something else than before (its malformed requirement fixed, its
+// requests changed), as when the nodes change: the scheduling queue does
+// not retry a rejected pod for its own update.
+func (c *Core) setMember(g *group, p *Pod) {
+	old := g.members[p.UID]
+	g.members[p.UID] = p
+	if old != nil && g.state == rejected && asksOtherwise(old, p) {
+		c.judgeAgain(g)
+	}
+}
+
+// asksOtherwise reports whether two views of a pod differ in what the
+// group's request is built from.
+func asksOtherwise(a, b *Pod) bool {
+	return a.Invalid != b.Invalid || a.Requests != b.Requests || a.Duration != b.Duration || filterKey(a) != filterKey(b)
 }
 
 func (c *Core) addForeign(p *Pod) {

@@ -151,6 +151,7 @@ func (s *script) exec(f []string) error {
 		if sel, tol := args["sel"], args["tol"]; sel != "" || tol != "" {
 			p.Filter = labelFilter{sel: sel, tol: tol}
 		}
+		p.Invalid = strings.ReplaceAll(args["bad"], "_", " ")
 		id := NewGroupID("ns", f[1], 1, SourcePod)
 		if g := args["group"]; g != "" {
 			name, size, _ := strings.Cut(g, "/")
@@ -160,6 +161,24 @@ func (s *script) exec(f []string) error {
 		s.pods[f[1]] = p
 		s.groups[f[1]] = id
 		s.fw.Add(*p, id, s.now)
+	case "update":
+		// The pod changed, as the informer shows it: bad= sets or clears
+		// its unreadable requirement, cpu= its request.
+		p := s.pods[f[1]]
+		if p == nil {
+			return fmt.Errorf("no pod %s", f[1])
+		}
+		if v, ok := args["bad"]; ok {
+			p.Invalid = strings.ReplaceAll(v, "_", " ")
+		}
+		if v, ok := args["cpu"]; ok {
+			p.Requests.MilliCPU = milli(v)
+		}
+		if fp := s.fw.pods[p.UID]; fp != nil {
+			fp.pod = *p
+		}
+		s.core.PodSeen(*p, s.now)
+		s.print(s.core.Ready())
 	case "foreign":
 		p := &Pod{UID: "uid-" + f[1], Namespace: "ns", Name: f[1], NodeName: args["node"],
 			Requests: Resources{MilliCPU: milli(args["cpu"]), MemoryBytes: bytes(args["mem"])}}
