@@ -61,14 +61,14 @@ type Core struct {
 	m        *match.Matcher
 	q        *queue.Manager
 	// vertexOf maps node names to their vertices in the current graph.
-	vertexOf   map[string]int32
+	vertexOf map[string]int32
 	// nextEnd is the earliest planned end (less one tick) of a running
 	// allocation: overruns are looked for only from then on.
 	nextEnd int64
 	// refreshedGen is the node generation queued requests were last
 	// brought up to date with.
 	refreshedGen int64
-	nextID     int64
+	nextID       int64
 
 	groups  map[string]*group // by GroupID.Key
 	podKey  map[string]string // UID -> group key
