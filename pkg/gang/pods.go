@@ -90,8 +90,13 @@ func (c *Core) PodRemoved(uid string, now int64) {
 	c.podGone(uid)
 }
 
-// addMember records a pod as a member of its group.
+// addMember records a pod as a member of its group. A pod that was a
+// member of another group (its group labels changed while it waited)
+// leaves that one first, as if it had gone.
 func (c *Core) addMember(p *Pod, id GroupID) *group {
+	if key, ok := c.podKey[p.UID]; ok && key != id.Key {
+		c.podGone(p.UID)
+	}
 	g := c.groups[id.Key]
 	if g == nil {
 		g = newGroup(id)

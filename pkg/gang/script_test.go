@@ -224,6 +224,15 @@ func (s *script) exec(f []string) error {
 		s.fw.Remove(p.UID)
 		s.core.PodSeen(*p, s.now)
 		s.print(s.core.Ready())
+	case "regroup":
+		// The pod's group labels change while it waits.
+		name, size, _ := strings.Cut(args["group"], "/")
+		id := NewGroupID("ns", name, int32(atoi(size)), SourceLabel)
+		p := s.pods[f[1]]
+		p.Labeled = id
+		s.groups[f[1]] = id
+		s.fw.Remove(p.UID)
+		s.fw.Add(*p, id, s.now)
 	case "restart":
 		s.restart()
 	case "state":
