@@ -16,7 +16,7 @@ func (c *Core) Place(p Pod, id GroupID, now int64) Verdict {
 			g.state, g.reason = invalid, why
 			c.explain(g, true, "FluenceInvalidGroup", why)
 		}
-		return Verdict{Final: true, Reason: why}
+		return Verdict{Final: true, Reason: "fluence: " + why}
 	}
 	if !c.ensureEngine() {
 		return waitf("no resource graph yet (no nodes?)")

@@ -1,6 +1,8 @@
 package k8sadapter
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
@@ -56,13 +58,17 @@ func (o GraphOptions) CorePod(p *corev1.Pod, owned bool) gang.Pod {
 	if !owned || p.Spec.NodeName != "" {
 		return out // only its requests and place matter
 	}
+	// The core names the pod itself: keep only what is wrong.
+	invalid := func(err error) string {
+		return strings.TrimPrefix(err.Error(), "pod "+p.Namespace+"/"+p.Name+": ")
+	}
 	if d, err := DurationOf(p); err != nil {
-		out.Invalid = err.Error()
+		out.Invalid = invalid(err)
 	} else {
 		out.Duration = d
 	}
 	if f, err := NewPodFilter(p); err != nil {
-		out.Invalid = err.Error()
+		out.Invalid = invalid(err)
 	} else {
 		out.Filter = f
 	}

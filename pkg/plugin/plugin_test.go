@@ -386,7 +386,7 @@ func TestInvalidGroup(t *testing.T) {
 		h := newHarness(t, nodes(1, "4"), []*corev1.Pod{a, b})
 		_, _, s := h.preFilter(b)
 		want := "pods of group ns/g disagree on its size: ns/b says 3, others say 2"
-		if s.Code() != fwk.UnschedulableAndUnresolvable || s.Message() != want {
+		if s.Code() != fwk.UnschedulableAndUnresolvable || s.Message() != "fluence: "+want {
 			t.Errorf("PreFilter(b) = %v, want UnschedulableAndUnresolvable %q", s, want)
 		}
 		var on []string

@@ -1,0 +1,31 @@
+package k8sadapter
+
+import (
+	"testing"
+
+	"github.com/fluence-sched/fluence/pkg/gang"
+)
+
+// CorePod keeps a malformed requirement as the pod's Invalid reason,
+// without naming the pod twice (the core names it), and reads the group
+// a pod's own labels give.
+func TestCorePod(t *testing.T) {
+	bad := GraphOptions{}.CorePod(makePod("p").annotate(DurationKey, "soon").obj(), true)
+	if want := `annotation fluence.flux-framework.org/duration: "soon" is neither a duration (like 10m) nor a number of seconds`; bad.Invalid != want {
+		t.Errorf("Invalid = %q, want %q", bad.Invalid, want)
+	}
+	badReq := GraphOptions{}.CorePod(makePod("p").annotate(RequiresKey, "arch").obj(), true)
+	if want := `annotation fluence.flux-framework.org/requires: clause "arch": no operator (use key=value, key!=value, key>=v, key<=v, key>v or key<v)`; badReq.Invalid != want {
+		t.Errorf("Invalid = %q, want %q", badReq.Invalid, want)
+	}
+	labelled := GraphOptions{}.CorePod(makePod("p").label(PodGroupKey, "g").label(GroupSizeKey, "4").obj(), true)
+	if want := gang.NewGroupID("default", "g", 4, gang.SourceLabel); labelled.Labeled != want {
+		t.Errorf("Labeled = %+v, want %+v", labelled.Labeled, want)
+	}
+	if labelled.Filter == nil || labelled.Invalid != "" {
+		t.Errorf("a well-formed pod should have a filter and no error: %+v", labelled)
+	}
+	if foreign := (GraphOptions{}).CorePod(makePod("q").annotate(DurationKey, "soon").obj(), false); foreign.Invalid != "" || foreign.Filter != nil {
+		t.Errorf("another scheduler's pod is read for its requests only: %+v", foreign)
+	}
+}
