@@ -13,10 +13,15 @@ func (c *Core) Place(p Pod, id GroupID, now int64) Verdict {
 	if g.id.Size != id.Size {
 		why := fmt.Sprintf("pods of group %s disagree on its size: %s says %d, others say %d", id.Key, p.String(), id.Size, g.id.Size)
 		if g.state != invalid || g.reason != why {
-			g.state, g.reason = invalid, why
+			g.state, g.reason, g.invalidBy = invalid, why, p.UID
 			c.explain(g, true, "FluenceInvalidGroup", why)
 		}
 		return Verdict{Final: true, Reason: "fluence: " + why}
+	}
+	if g.state == invalid && g.invalidBy == p.UID {
+		// The pod that disagreed now agrees (its labels were fixed).
+		g.invalidBy = ""
+		c.judgeAgain(g)
 	}
 	if !c.ensureEngine() {
 		return waitf("no resource graph yet (no nodes?)")

@@ -92,6 +92,8 @@ type group struct {
 	// early: the group was rejected from its first pods only; a pod
 	// joining it has it judged again.
 	early bool
+	// invalidBy is the pod whose size disagreed with the group's.
+	invalidBy string
 }
 
 func newGroup(id GroupID) *group {

@@ -47,7 +47,10 @@ func (h *hintSet) has(uid types.UID) bool {
 // sees the same event and wakes exactly the pods it unblocks, so a busy
 // cluster does not send every waiting pod round the cycle on every pod
 // event. A pod the core does not know yet is queued.
-func (p *Plugin) podEventHint(_ klog.Logger, waiting *corev1.Pod, _, _ any) (fwk.QueueingHint, error) {
+func (p *Plugin) podEventHint(_ klog.Logger, waiting *corev1.Pod, oldObj, newObj any) (fwk.QueueingHint, error) {
+	if other, ok := newObj.(*corev1.Pod); ok && other.UID == waiting.UID {
+		return fwk.Queue, nil // its own labels changed: its group may have
+	}
 	if p.hints.has(waiting.UID) {
 		return fwk.QueueSkip, nil
 	}

@@ -2,6 +2,8 @@ package sim
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fluence-sched/fluence/pkg/queue"
@@ -76,5 +78,38 @@ func TestFluenceDeterministic(t *testing.T) {
 		if a.Jobs[i].Start != b.Jobs[i].Start || a.Jobs[i].End != b.Jobs[i].End {
 			t.Fatalf("job %d differs: %+v vs %+v", i, a.Jobs[i], b.Jobs[i])
 		}
+	}
+}
+
+// The simulator sees nodes join as the scheduler does: in the pool-grow
+// workload a group of four two-CPU pods that cannot fit the four original
+// nodes starts the moment two nodes join (t=15.25 s), partly on them.
+func TestNodesJoinDuringARun(t *testing.T) {
+	s, err := NewFluence(FluenceConfig{Queue: queue.Config{Policy: queue.Easy}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(PoolGrowWorkload(), s, Options{PodReleaseGap: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.JobsCompleted != r.JobsTotal {
+		t.Fatalf("%d of %d jobs completed", r.JobsCompleted, r.JobsTotal)
+	}
+	var g07 JobResult
+	for _, j := range r.Jobs {
+		if j.Name == "g07" {
+			g07 = j
+		}
+	}
+	if g07.Start != 15.25 {
+		t.Errorf("g07 started at %v, want 15.25 (when the nodes joined)", g07.Start)
+	}
+	if !slices.Contains(g07.Nodes, "node-4") || !slices.Contains(g07.Nodes, "node-5") {
+		t.Errorf("g07 ran on %v, want the new nodes among them", g07.Nodes)
+	}
+	// A model that does not see nodes join refuses the workload.
+	if _, err := Run(PoolGrowWorkload(), NewStock(), Options{}); err == nil || !strings.Contains(err.Error(), "does not model nodes joining") {
+		t.Errorf("the stock model ran a workload whose nodes change: %v", err)
 	}
 }
