@@ -27,7 +27,7 @@ func TestSchedulerCommand(t *testing.T) {
 	// configuration's clientConnection names the kubeconfig.
 	config := filepath.Join(t.TempDir(), "config.yaml")
 	shipped := fluenceConfig(t, nil)
-	if err := os.WriteFile(config, []byte(shipped+"clientConnection:\n  kubeconfig: "+c.kubeconfigFile()+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(config, []byte(setClient(shipped, "kubeconfig", c.kubeconfigFile())), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	proc := startProcess(t, bin, "scheduler", "--config", config, "--secure-port", "0", "-v", "2")

@@ -58,6 +58,32 @@ profiles:
   - schedulerName: default-scheduler
 `
 
+// setClient sets clientConnection fields (key, value pairs) in a
+// KubeSchedulerConfiguration: lines of an existing clientConnection
+// section are replaced, missing ones added, and the section is added when
+// there is none.
+func setClient(config string, kv ...string) string {
+	lines := strings.Split(strings.TrimRight(config, "\n"), "\n")
+	header := slices.Index(lines, "clientConnection:")
+	if header < 0 {
+		lines = append(lines, "clientConnection:")
+		header = len(lines) - 1
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		line := "  " + kv[i] + ": " + kv[i+1]
+		done := false
+		for j := header + 1; j < len(lines) && strings.HasPrefix(lines[j], "  "); j++ {
+			if strings.HasPrefix(strings.TrimSpace(lines[j]), kv[i]+":") {
+				lines[j], done = line, true
+			}
+		}
+		if !done {
+			lines = slices.Insert(lines, header+1, line)
+		}
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
 // fluenceConfig is the shipped configuration with some plugin arguments
 // replaced (key: value as written in the file).
 func fluenceConfig(t testing.TB, args map[string]string) string {

@@ -72,6 +72,8 @@ func TestHelmChart(t *testing.T) {
 			{[]string{"plugin.queueDeth=3"}, "queueDeth"},
 			{[]string{"plugin.permitTimeout=soon"}, "/plugin/permitTimeout"},
 			{[]string{"replicas=0"}, "/replicas"},
+			{[]string{"clientConnection.qps=0"}, "/clientConnection/qps"},
+			{[]string{"clientConnection.qsp=10"}, "qsp"},
 			{[]string{"replicas=2", "leaderElection.enabled=false"}, "without leader election"},
 			{[]string{"schedulerName=default-scheduler"}, "must not be default-scheduler"},
 		} {
@@ -122,7 +124,7 @@ func TestHelmChart(t *testing.T) {
 	c.waitForRBAC(releaseNamespace, sa)
 	kubeconfig := c.kubeconfigWithToken(c.serviceAccountToken(releaseNamespace, sa))
 	configFile := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(configFile, []byte(config+"clientConnection:\n  kubeconfig: "+kubeconfig+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(configFile, []byte(setClient(config, "kubeconfig", kubeconfig)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	ports, err := freePorts(1)

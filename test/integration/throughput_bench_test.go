@@ -209,9 +209,9 @@ func throughputOnce(b *testing.B, spec throughputSpec) throughputResult {
 		schedName, config = "fluence", fluenceConfig(b, nil)
 	}
 	if spec.qps > 0 {
-		config += fmt.Sprintf("clientConnection:\n  qps: %d\n  burst: %d\n", spec.qps, spec.qps)
+		config = setClient(config, "qps", fmt.Sprint(spec.qps), "burst", fmt.Sprint(spec.qps))
 	} else {
-		config += "clientConnection:\n  qps: -1\n" // no client-side rate limit
+		config = setClient(config, "qps", "-1") // no client-side rate limit
 	}
 	creator := c.newClient("bench-create")
 	parallel(16, podCount, func(i int) {
