@@ -53,7 +53,9 @@ func (c *Core) NodeRemoved(name string, now int64) {
 // nodesChanged lets rejected groups be judged again: a node change can
 // make them possible. Their pods are woken to ask.
 func (c *Core) nodesChanged() {
-	for _, g := range c.sortedGroups() {
+	// Any order: each group's reset is its own, and activations are
+	// sorted when the effects are taken.
+	for _, g := range c.groups {
 		if g.state == rejected {
 			c.judgeAgain(g)
 		}
