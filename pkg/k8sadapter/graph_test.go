@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/fluence-sched/fluence/pkg/gang"
 	"github.com/fluence-sched/fluence/pkg/resource"
 )
 
@@ -38,7 +39,23 @@ func itoa(n int64) string {
 	return s
 }
 
-func TestBuildGraph(t *testing.T) {
+// coreGraph builds the gang core's graph of the nodes as the plugin
+// translates them.
+func coreGraph(t *testing.T, ns []*corev1.Node, opts GraphOptions) *resource.Graph {
+	t.Helper()
+	var cn []*gang.Node
+	for _, n := range ns {
+		c := opts.CoreNode(n)
+		cn = append(cn, &c)
+	}
+	g, err := gang.BuildGraph(cn, opts.RackLabel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func TestCoreGraph(t *testing.T) {
 	tests := []struct {
 		name  string
 		nodes []*corev1.Node
@@ -46,25 +63,27 @@ func TestBuildGraph(t *testing.T) {
 		want  []string
 	}{
 		{
-			name: "zones sorted, unlabeled nodes in default, fractional cpu dropped",
+			name: "zones sorted, unlabeled nodes in default, cpu in millicores, memory in MiB, pod places",
 			nodes: nodes(
-				makeNode("b").cpu("2500m").mem("1536Mi").label(ZoneLabel, "z1"),
+				makeNode("b").cpu("2500m").mem("1536Mi").label(gang.ZoneLabel, "z1"),
 				makeNode("a").cpu("1").mem("1Gi"),
-				makeNode("c").cpu("1").mem("100Ki").label(ZoneLabel, "z1"),
+				makeNode("c").cpu("1").mem("100Ki").label(gang.ZoneLabel, "z1"),
 			),
 			want: []string{
 				"/cluster0",
 				"/cluster0/default",
 				"/cluster0/default/a",
-				"/cluster0/default/a/core0",
+				"/cluster0/default/a/cpu0 x1000",
 				"/cluster0/default/a/memory0 x1024",
+				"/cluster0/default/a/pods0 x110",
 				"/cluster0/z1",
 				"/cluster0/z1/b",
-				"/cluster0/z1/b/core0",
-				"/cluster0/z1/b/core1",
+				"/cluster0/z1/b/cpu0 x2500",
 				"/cluster0/z1/b/memory0 x1536",
+				"/cluster0/z1/b/pods0 x110",
 				"/cluster0/z1/c",
-				"/cluster0/z1/c/core0",
+				"/cluster0/z1/c/cpu0 x1000",
+				"/cluster0/z1/c/pods0 x110",
 			},
 		},
 		{
@@ -77,34 +96,34 @@ func TestBuildGraph(t *testing.T) {
 			nodes: nodes(
 				makeNode("n2").cpu("1").gpu(1).res("amd.com/gpu", "1").label("rack", "r1").cordoned(),
 				makeNode("n1").cpu("1").label("rack", "r1").notReady(),
-				makeNode("n3").label(ZoneLabel, "z").label("rack", "r0"),
-				makeNode("n4").label(ZoneLabel, "z"),
+				makeNode("n3").label(gang.ZoneLabel, "z").label("rack", "r0"),
+				makeNode("n4").label(gang.ZoneLabel, "z"),
 			),
 			want: []string{
 				"/cluster0",
 				"/cluster0/default",
 				"/cluster0/default/r1",
 				"/cluster0/default/r1/n1 down",
-				"/cluster0/default/r1/n1/core0",
+				"/cluster0/default/r1/n1/cpu0 x1000",
+				"/cluster0/default/r1/n1/pods0 x110",
 				"/cluster0/default/r1/n2 down",
-				"/cluster0/default/r1/n2/core0",
+				"/cluster0/default/r1/n2/cpu0 x1000",
+				"/cluster0/default/r1/n2/pods0 x110",
 				"/cluster0/default/r1/n2/gpu0",
 				"/cluster0/default/r1/n2/gpu1",
 				"/cluster0/z",
 				"/cluster0/z/default",
 				"/cluster0/z/default/n4",
+				"/cluster0/z/default/n4/pods0 x110",
 				"/cluster0/z/r0",
 				"/cluster0/z/r0/n3",
+				"/cluster0/z/r0/n3/pods0 x110",
 			},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g, err := BuildGraph(tt.nodes, tt.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := paths(g)
+			got := paths(coreGraph(t, tt.nodes, tt.opts))
 			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
 				t.Errorf("graph:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
@@ -112,21 +131,18 @@ func TestBuildGraph(t *testing.T) {
 	}
 }
 
-func TestBuildGraphDetails(t *testing.T) {
+func TestCoreGraphDetails(t *testing.T) {
 	ns := nodes(
-		makeNode("n1").cpu("4").mem("16Gi").gpu(1).label("arch", "amd64").label(ZoneLabel, "z"),
+		makeNode("n1").cpu("4").mem("16Gi").gpu(1).label("arch", "amd64").label(gang.ZoneLabel, "z"),
 		makeNode("n0").cpu("2").mem("1Gi").cordoned(),
 	)
-	g, err := BuildGraph(ns, GraphOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := coreGraph(t, ns, GraphOptions{})
 	n1 := g.ByName("n1")
 	if len(n1) != 1 {
 		t.Fatalf("ByName(n1) = %v", n1)
 	}
 	v := g.Vertex(n1[0])
-	if v.Properties["arch"] != "amd64" || v.Properties[ZoneLabel] != "z" || len(v.Properties) != 2 {
+	if v.Properties["arch"] != "amd64" || v.Properties[gang.ZoneLabel] != "z" || len(v.Properties) != 2 {
 		t.Errorf("properties = %v", v.Properties)
 	}
 	if v.Rank != 1 {
@@ -139,32 +155,15 @@ func TestBuildGraphDetails(t *testing.T) {
 	if len(mem) != 2 || g.Vertex(mem[1]).Size != 16384 || g.Vertex(mem[1]).Unit != "MiB" {
 		t.Errorf("memory vertices wrong: %v", mem)
 	}
-	if got := len(g.ByTypeName("core")); got != 6 {
-		t.Errorf("cores = %d, want 6", got)
+	if cpu := g.ByTypeName("cpu"); len(cpu) != 2 || g.Vertex(cpu[1]).Size != 4000 || g.Vertex(cpu[1]).Unit != "m" {
+		t.Errorf("cpu pools wrong: %v", cpu)
 	}
 	// The input is not reordered.
 	if ns[0].Name != "n1" {
-		t.Error("BuildGraph reordered its input")
+		t.Error("the graph builder reordered its input")
 	}
-}
-
-func TestBuildGraphErrors(t *testing.T) {
-	tests := []struct {
-		name  string
-		nodes []*corev1.Node
-		want  string
-	}{
-		{"duplicate", nodes(makeNode("n1"), makeNode("n1")), "node n1: listed twice"},
-		{"negative", nodes(makeNode("bad").cpu("-1")), "node bad: negative"},
-		{"nil", []*corev1.Node{nil}, "node 0 is nil"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := BuildGraph(tt.nodes, GraphOptions{})
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("err = %v, want it to contain %q", err, tt.want)
-			}
-		})
+	if _, err := gang.BuildGraph([]*gang.Node{{Name: "n"}, {Name: "n"}}, ""); err == nil || !strings.Contains(err.Error(), "node n is listed twice") {
+		t.Errorf("duplicate node: err = %v", err)
 	}
 }
 
