@@ -21,6 +21,9 @@ type Explain struct {
 	Short []Shortfall
 	// Missing names requested types the graph does not have at all.
 	Missing []string
+	// Empty: the selection was judged on the empty, all-up graph
+	// (satisfiability), so a node cut off is too small, not busy.
+	Empty bool
 	// Totals lists resource types the request needs more of than the
 	// whole graph (or, for Busy, its free part at the time) holds.
 	Totals []Shortfall
@@ -66,7 +69,11 @@ func (e *Explain) String() string {
 		nodes = append(nodes, fmt.Sprintf("%d excluded by constraints", e.NodesConstrained))
 	}
 	if e.NodesBusy > 0 {
-		nodes = append(nodes, fmt.Sprintf("%d busy", e.NodesBusy))
+		word := "busy"
+		if e.Empty {
+			word = "too small"
+		}
+		nodes = append(nodes, fmt.Sprintf("%d %s", e.NodesBusy, word))
 	}
 	if e.SlotsConstrained > 0 {
 		nodes = append(nodes, fmt.Sprintf("%d refused a slot by its requires", e.SlotsConstrained))

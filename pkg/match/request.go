@@ -1,6 +1,9 @@
 package match
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/fluence-sched/fluence/pkg/jobspec"
 	"github.com/fluence-sched/fluence/pkg/resource"
 )
@@ -12,6 +15,7 @@ import (
 // vertices, each of which must hold its children.
 type req struct {
 	name  string
+	unit  string // the jobspec's unit, for explanations
 	label string // slot label
 	typ   resource.TypeID
 	slot  bool
@@ -46,7 +50,7 @@ func (m *Matcher) compile(js *jobspec.Jobspec) *request {
 	seen := map[string]bool{}
 	var build func(res *jobspec.Resource, underSlot bool) *req
 	build = func(res *jobspec.Resource, underSlot bool) *req {
-		q := &req{name: res.Type, label: res.Label, slot: res.IsSlot(), count: res.Count, need: make([]int64, m.dims), requires: res.Requires}
+		q := &req{name: res.Type, unit: res.Unit, label: res.Label, slot: res.IsSlot(), count: res.Count, need: make([]int64, m.dims), requires: res.Requires}
 		if q.slot {
 			q.known = true
 			underSlot = true
@@ -88,4 +92,22 @@ func (m *Matcher) compile(js *jobspec.Jobspec) *request {
 func (m *Matcher) isNodeType(t resource.TypeID) bool {
 	nt, ok := m.g.NodeType()
 	return ok && t == nt
+}
+
+// describe names a request in explanations: a slot by what one slot holds
+// ("slot{cpu:1000m,gpu:2}"), so a shortfall says what could not be found.
+func (q *req) describe() string {
+	if !q.slot || len(q.with) == 0 {
+		return q.name
+	}
+	var b strings.Builder
+	b.WriteString("slot{")
+	for i, w := range q.with {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%s:%d%s", w.name, w.count.Min, w.unit)
+	}
+	b.WriteByte('}')
+	return b.String()
 }

@@ -81,6 +81,7 @@ func (s *selector) begin(r *request, now, at, dur int64, sat, replay bool) {
 	s.claims = s.claims[:0]
 	s.slots = s.slots[:0]
 	s.ex.reset()
+	s.ex.Empty = sat
 	s.epoch++
 	if s.epoch == 0 { // wrapped: clear stamps once every 4 billion runs
 		clear(s.stamp)
@@ -176,7 +177,7 @@ func (s *selector) satisfy(u int32, level []*req, top bool) bool {
 		if !met {
 			ok = false
 			if top {
-				s.ex.Short = append(s.ex.Short, Shortfall{Type: q.name, Need: q.count.Min, Found: got})
+				s.ex.Short = append(s.ex.Short, Shortfall{Type: q.describe(), Need: q.count.Min, Found: got})
 			}
 		}
 		if want != got {
