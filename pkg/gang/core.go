@@ -176,9 +176,9 @@ func (c *Core) explain(g *group, warning bool, reason, note string) {
 }
 
 // condition records a group's condition when it changed; only groups
-// defined by an object (a PodGroup) have one.
+// defined by an object (a PodGroup of either kind) have one.
 func (c *Core) condition(g *group, st ConditionStatus, msg string) {
-	if g.id.Source != SourcePodGroup {
+	if g.id.Source != SourcePodGroup && g.id.Source != SourceNativePodGroup {
 		return
 	}
 	cond := Condition{Group: g.id, Status: st, Message: msg}

@@ -21,7 +21,7 @@ type Effects struct {
 	// Events to record on pods.
 	Events []Event
 	// Conditions: a group's condition changed (only groups that name an
-	// object: a PodGroup).
+	// object: a scheduler-plugins or a Kubernetes PodGroup).
 	Conditions []Condition
 }
 

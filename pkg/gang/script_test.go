@@ -158,6 +158,14 @@ func (s *script) exec(f []string) error {
 			id = NewGroupID("ns", name, int32(atoi(size)), SourceLabel)
 			p.Labeled = id
 		}
+		// A group defined by an object: its pods are not labelled, and the
+		// core reports the group's condition.
+		for arg, source := range map[string]string{"podgroup": SourcePodGroup, "native": SourceNativePodGroup} {
+			if g := args[arg]; g != "" {
+				name, size, _ := strings.Cut(g, "/")
+				id = NewGroupID("ns", name, int32(atoi(size)), source)
+			}
+		}
 		s.pods[f[1]] = p
 		s.groups[f[1]] = id
 		s.fw.Add(*p, id, s.now)

@@ -56,13 +56,18 @@ const (
 	SourceLabel         = "label"          // group name and size on the pod
 	SourceWorkloadLabel = "workload-label" // group labels on the owning workload
 	SourcePodGroup      = "podgroup"       // a scheduler-plugins PodGroup
-	SourceJob           = "job"            // a Job: its parallelism
-	SourceJobSet        = "jobset"         // one replicated job of a JobSet
-	SourceStatefulSet   = "statefulset"    // a StatefulSet: its replicas
-	SourceMPIJob        = "mpijob"         // an MPIJob: workers + launcher
-	SourceMiniCluster   = "minicluster"    // a Flux Operator MiniCluster
-	SourcePod           = "pod"            // a lone pod, size 1
-	SourceRecord        = "record"         // known only from an allocation record (after a restart)
+	// SourceNativePodGroup: a Kubernetes PodGroup (scheduling.k8s.io) named
+	// by the pod's spec.schedulingGroup; its key is
+	// namespace/native-podgroup:name, apart from a scheduler-plugins
+	// PodGroup or a labelled group of the same name.
+	SourceNativePodGroup = "native-podgroup"
+	SourceJob            = "job"         // a Job: its parallelism
+	SourceJobSet         = "jobset"      // one replicated job of a JobSet
+	SourceStatefulSet    = "statefulset" // a StatefulSet: its replicas
+	SourceMPIJob         = "mpijob"      // an MPIJob: workers + launcher
+	SourceMiniCluster    = "minicluster" // a Flux Operator MiniCluster
+	SourcePod            = "pod"         // a lone pod, size 1
+	SourceRecord         = "record"      // known only from an allocation record (after a restart)
 )
 
 // GroupID identifies a pod group.

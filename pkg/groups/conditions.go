@@ -3,12 +3,18 @@ package groups
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/events"
@@ -45,6 +51,9 @@ type ConditionWriter struct {
 	now   func() time.Time
 	queue workqueue.TypedRateLimitingInterface[string]
 
+	// native is the scheduling.k8s.io PodGroup resource to write.
+	native func() schema.GroupVersionResource
+
 	mu     sync.Mutex
 	latest map[string]gang.Condition
 }
@@ -54,8 +63,17 @@ type ConditionWriter struct {
 // written). Nothing is written before Run.
 func NewConditionWriter(dyn dynamic.Interface, rec events.EventRecorderLogger, log klog.Logger) *ConditionWriter {
 	return &ConditionWriter{dyn: dyn, rec: rec, log: log, now: time.Now, latest: map[string]gang.Condition{},
+		native: func() schema.GroupVersionResource { return nativeVersions[0].gvr },
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "fluence-podgroup-conditions"})}
+}
+
+// WriteNativeAs makes the writer write Kubernetes PodGroups in the version
+// c reads them in (by default, the preferred version).
+func (w *ConditionWriter) WriteNativeAs(c *CustomResources) {
+	if w != nil && c != nil {
+		w.native = c.NativePodGroupResource
+	}
 }
 
 // Set queues c for its PodGroup, replacing any condition of the group not
@@ -103,6 +121,9 @@ func (w *ConditionWriter) Run(ctx context.Context) {
 // status does; an unchanged condition is not written again. A rejection
 // also gets a Warning event on the PodGroup itself.
 func (w *ConditionWriter) write(ctx context.Context, c gang.Condition) error {
+	if c.Group.Source == gang.SourceNativePodGroup {
+		return w.writeNative(ctx, c)
+	}
 	res := w.dyn.Resource(PodGroupResource).Namespace(c.Group.Namespace)
 	pg, err := res.Get(ctx, c.Group.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -142,3 +163,71 @@ func (w *ConditionWriter) write(ctx context.Context, c gang.Condition) error {
 	}
 	return nil
 }
+
+// writeNative sets status.conditions[PodGroupScheduled] of a Kubernetes
+// PodGroup through its status subresource: True/Scheduled when the group
+// is placed, False/Unschedulable with fluence's message while it waits or
+// when it is rejected. meta.SetStatusCondition keeps lastTransitionTime
+// while the status holds; an unchanged condition is not written again. A
+// conflict is retried by the caller with the PodGroup read afresh.
+func (w *ConditionWriter) writeNative(ctx context.Context, c gang.Condition) error {
+	gvr := w.native()
+	res := w.dyn.Resource(gvr).Namespace(c.Group.Namespace)
+	pg, err := res.Get(ctx, c.Group.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil // deleted, or the version is not served: nothing to record
+	}
+	if err != nil {
+		return err
+	}
+	var conds []metav1.Condition
+	if raw, found, _ := unstructured.NestedSlice(pg.Object, "status", "conditions"); found {
+		for _, item := range raw {
+			m, ok := item.(map[string]any)
+			var cond metav1.Condition
+			if !ok || runtime.DefaultUnstructuredConverter.FromUnstructured(m, &cond) != nil {
+				return fmt.Errorf("PodGroup %s/%s: status.conditions holds %v, not a condition", c.Group.Namespace, c.Group.Name, item)
+			}
+			conds = append(conds, cond)
+		}
+	}
+	msg := c.Message
+	if !strings.HasPrefix(msg, "fluence:") {
+		msg = "fluence: " + msg // the condition is shared with any scheduler of the group
+	}
+	next := metav1.Condition{Type: NativeConditionType, Status: metav1.ConditionFalse, Reason: NativeReasonUnschedulable,
+		Message: msg, ObservedGeneration: pg.GetGeneration(), LastTransitionTime: metav1.NewTime(w.now().Truncate(time.Second))}
+	if c.Status == gang.Scheduled {
+		next.Status, next.Reason = metav1.ConditionTrue, NativeReasonScheduled
+	}
+	if !meta.SetStatusCondition(&conds, next) {
+		return nil
+	}
+	list := make([]any, 0, len(conds))
+	for i := range conds {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&conds[i])
+		if err != nil {
+			return err
+		}
+		list = append(list, m)
+	}
+	if err := unstructured.SetNestedSlice(pg.Object, list, "status", "conditions"); err != nil {
+		return err
+	}
+	pg, err = res.UpdateStatus(ctx, pg, metav1.UpdateOptions{})
+	if err != nil {
+		return err
+	}
+	if c.Status == gang.Unsatisfiable && w.rec != nil {
+		w.rec.Eventf(pg, nil, corev1.EventTypeWarning, "FluenceGroupRejected", "Scheduling", "%s", c.Message)
+	}
+	return nil
+}
+
+// The condition fluence writes on a Kubernetes PodGroup (the names of
+// k8s.io/api/scheduling/v1alpha2).
+const (
+	NativeConditionType       = "PodGroupScheduled"
+	NativeReasonScheduled     = "Scheduled"
+	NativeReasonUnschedulable = "Unschedulable"
+)

@@ -6,6 +6,13 @@
 //
 // They are tried in this order; the first that applies decides.
 //
+//  0. spec.schedulingGroup.podGroupName: the pod belongs to that
+//     Kubernetes PodGroup (scheduling.k8s.io, same namespace;
+//     gang.SourceNativePodGroup, keyed namespace/native-podgroup:name).
+//     A gang policy's minCount is the group size; a basic policy makes the
+//     pod a lone pod. The PodGroup is read from the first served version
+//     in nativeVersions (v1alpha2 in Kubernetes 1.36; each version is one
+//     adapter file); one not yet in the cache is a retryable error.
 //  1. Group labels or annotations on the pod (k8sadapter.ParseGroup):
 //     fluence.flux-framework.org/pod-group with group-size, the older
 //     fluence.flux-framework.org/group, or scheduling.x-k8s.io/pod-group
@@ -33,7 +40,7 @@
 //
 // Everything is read from informer caches (Sources), never from the API
 // server while a pod is being scheduled: Jobs and StatefulSets through the
-// scheduler's listers; PodGroups, JobSets and MPIJobs through
+// scheduler's listers; PodGroups (both kinds), JobSets and MPIJobs through
 // CustomResources, which runs a dynamic informer for each of them only while
 // discovery shows the API server serves it (checked at start, every
 // DiscoveryInterval, and sooner when a lookup needs a resource that is not
@@ -43,9 +50,13 @@
 //
 // # PodGroup conditions
 //
-// ConditionWriter records a group's Schedulable condition (the gang core's
-// gang.Condition) on its PodGroup, in the annotation ConditionKey, one
-// group at a time.
+// ConditionWriter records a group's condition (the gang core's
+// gang.Condition) on its PodGroup, one group at a time: on a
+// scheduler-plugins PodGroup as the Schedulable condition in the
+// annotation ConditionKey; on a Kubernetes PodGroup as
+// status.conditions[PodGroupScheduled] (True/Scheduled when placed,
+// False/Unschedulable with fluence's message otherwise), written through
+// the status subresource.
 //
 // # Errors
 //

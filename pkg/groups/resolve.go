@@ -72,6 +72,9 @@ func NewResolver(s Sources) *Resolver {
 
 // Resolve returns the group of pod. The rules, in order:
 //
+//  0. The Kubernetes PodGroup the pod names in spec.schedulingGroup: a
+//     gang of its spec.schedulingPolicy.gang.minCount, or a lone pod for a
+//     basic policy.
 //  1. Group labels or annotations on the pod (k8sadapter.ParseGroup). A
 //     declared size is used as is; scheduling.x-k8s.io/pod-group alone
 //     takes the size from the PodGroup's spec.minMember; a Fluence group
@@ -89,6 +92,9 @@ func (r *Resolver) Resolve(_ context.Context, pod *corev1.Pod) (gang.GroupID, er
 	}
 	res := &resolution{r: r, pod: pod, ns: pod.Namespace, podKey: pod.Namespace + "/" + pod.Name}
 
+	if name, ok := nativeGroupName(pod); ok {
+		return res.nativePodGroup(name)
+	}
 	g, found, err := k8sadapter.ParseGroup(pod)
 	if err != nil {
 		return gang.GroupID{}, res.fail(false, "%s", strings.TrimPrefix(err.Error(), "pod "+res.podKey+": "))

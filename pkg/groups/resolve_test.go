@@ -146,9 +146,10 @@ type fixture struct {
 
 // listKinds lets the fake dynamic client list the watched resources.
 var listKinds = map[schema.GroupVersionResource]string{
-	PodGroupResource: "PodGroupList",
-	JobSetResource:   "JobSetList",
-	MPIJobResource:   "MPIJobList",
+	PodGroupResource:       "PodGroupList",
+	JobSetResource:         "JobSetList",
+	MPIJobResource:         "MPIJobList",
+	NativePodGroupV1alpha2: "PodGroupList",
 }
 
 // fakeDiscovery serves the given resources.

@@ -127,7 +127,7 @@ func newFromArgs(ctx context.Context, obj runtime.Object, h fwk.Handle) (*Plugin
 	if err != nil {
 		return nil, err
 	}
-	// PodGroups, JobSets and MPIJobs are read from informers over the
+	// PodGroups (scheduler-plugins and Kubernetes), JobSets and MPIJobs are read from informers over the
 	// dynamic client, for the resources discovery finds served.
 	var dyn dynamic.Interface
 	if kc, cs := h.KubeConfig(), h.ClientSet(); kc != nil && cs != nil {
@@ -139,6 +139,7 @@ func newFromArgs(ctx context.Context, obj runtime.Object, h fwk.Handle) (*Plugin
 	p.res = groups.NewResolver(src)
 	p.pods = f.Core().V1().Pods().Lister()
 	p.conds = groups.NewConditionWriter(dyn, h.EventRecorder(), p.log)
+	p.conds.WriteNativeAs(src.Custom)
 	registerMetrics()
 
 	nodeReg, err := f.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{

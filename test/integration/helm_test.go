@@ -357,6 +357,8 @@ func (c *cluster) waitForRBAC(ns, sa string) {
 		{Verb: "list", Group: "", Resource: "pods"},                                                                  // system:kube-scheduler
 		{Verb: "list", Group: "storage.k8s.io", Resource: "storageclasses"},                                          // system:volume-scheduler
 		{Verb: "list", Group: "batch", Resource: "jobs"},                                                             // the chart's ClusterRole
+		{Verb: "watch", Group: "scheduling.k8s.io", Resource: "podgroups"},                                           // Kubernetes PodGroups (not served here:
+		{Verb: "update", Group: "scheduling.k8s.io", Resource: "podgroups", Subresource: "status", Namespace: ns},    // the bootstrap role grants them only with GenericWorkload)
 		{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: ns, Name: "fluence-scheduler"}, // its Role
 	}
 	err := wait.PollUntilContextTimeout(c.Ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {

@@ -80,12 +80,16 @@ func quietKlog() {
 		return
 	}
 	// Everything goes to SetOutput's writer, which passes on errors only.
+	klogQuiet = true
 	_ = fs.Set("logtostderr", "false")
 	_ = fs.Set("alsologtostderr", "false")
 	_ = fs.Set("stderrthreshold", "FATAL")
 	_ = fs.Set("one_output", "true")
 	klog.SetOutput(errorsOnly{os.Stderr})
 }
+
+// klogQuiet: quietKlog sent klog's output to errorsOnly{os.Stderr}.
+var klogQuiet bool
 
 // harmlessErrors are substrings of klog errors every apiserver start logs.
 var harmlessErrors = []string{

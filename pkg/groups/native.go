@@ -1,0 +1,111 @@
+package groups
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/fluence-sched/fluence/pkg/gang"
+	"github.com/fluence-sched/fluence/pkg/k8sadapter"
+)
+
+// nativePolicy is what fluence reads from a Kubernetes PodGroup
+// (scheduling.k8s.io) of any version.
+type nativePolicy struct {
+	// Basic: every pod of the group is scheduled on its own (a lone pod).
+	Basic bool
+	// MinCount: the gang's size when not Basic.
+	MinCount int64
+}
+
+// nativeVersion adapts one served version of scheduling.k8s.io PodGroups:
+// its resource and how its object reads as a nativePolicy. A new version
+// (v1beta1) is one more file adding itself to nativeVersions.
+type nativeVersion struct {
+	gvr schema.GroupVersionResource
+	// policy reads the object's spec.schedulingPolicy; an error says what
+	// is wrong with it (it follows "PodGroup ns/name: ").
+	policy func(*unstructured.Unstructured) (nativePolicy, error)
+}
+
+// nativeVersions are the versions fluence reads, preferred first: a pod's
+// PodGroup is read from the first one the API server serves.
+var nativeVersions []nativeVersion
+
+func registerNativeVersion(v nativeVersion) {
+	nativeVersions = append(nativeVersions, v)
+	watched = append(watched, v.gvr)
+}
+
+// NativePodGroupResources are the scheduling.k8s.io PodGroup resources
+// fluence reads, preferred first.
+func NativePodGroupResources() []schema.GroupVersionResource {
+	out := make([]schema.GroupVersionResource, len(nativeVersions))
+	for i, v := range nativeVersions {
+		out[i] = v.gvr
+	}
+	return out
+}
+
+// nativeGroupName returns the PodGroup a pod names in spec.schedulingGroup.
+func nativeGroupName(pod *corev1.Pod) (string, bool) {
+	sg := pod.Spec.SchedulingGroup
+	if sg == nil || sg.PodGroupName == nil || *sg.PodGroupName == "" {
+		return "", false
+	}
+	return *sg.PodGroupName, true
+}
+
+// nativeVersionFor returns the version to read: the first one being
+// watched, else the preferred one (whose lookup then says why it is not
+// there).
+func (c *CustomResources) nativeVersionFor() nativeVersion {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, v := range nativeVersions {
+		if _, ok := c.running[v.gvr]; ok {
+			return v
+		}
+	}
+	return nativeVersions[0]
+}
+
+// NativePodGroupResource returns the scheduling.k8s.io PodGroup resource
+// to read and write: the first version being watched, else the preferred.
+func (c *CustomResources) NativePodGroupResource() schema.GroupVersionResource {
+	return c.nativeVersionFor().gvr
+}
+
+// nativePodGroup returns the group of the Kubernetes PodGroup name in the
+// pod's namespace: a gang of spec.schedulingPolicy.gang.minCount, or, for
+// a basic policy, the pod alone.
+func (s *resolution) nativePodGroup(name string) (gang.GroupID, error) {
+	key := s.ns + "/" + name
+	if s.r.custom == nil {
+		return gang.GroupID{}, s.fail(false, "spec.schedulingGroup names PodGroup %s but the scheduler has no client to read PodGroups", key)
+	}
+	v := s.r.custom.nativeVersionFor()
+	pg, why := s.r.custom.get(v.gvr, s.ns, name)
+	if pg == nil {
+		return gang.GroupID{}, s.fail(true, "PodGroup %s (%s) %s", key, v.gvr.Group, why)
+	}
+	pol, err := v.policy(pg)
+	if err != nil {
+		return gang.GroupID{}, s.fail(false, "PodGroup %s (%s): %v", key, v.gvr.Group, err)
+	}
+	if pol.Basic {
+		return s.lone(), nil
+	}
+	switch {
+	case pol.MinCount < 1:
+		return gang.GroupID{}, s.fail(false, "PodGroup %s (%s): spec.schedulingPolicy.gang.minCount %d is not a positive integer", key, v.gvr.Group, pol.MinCount)
+	case pol.MinCount > k8sadapter.MaxGroupSize:
+		return gang.GroupID{}, s.fail(false, "PodGroup %s (%s): spec.schedulingPolicy.gang.minCount %d exceeds the maximum group size %d", key, v.gvr.Group, pol.MinCount, k8sadapter.MaxGroupSize)
+	}
+	return s.id(name, int32(pol.MinCount), gang.SourceNativePodGroup), nil
+}
+
+// errNoPolicy is the error of a PodGroup with neither policy.
+var errNoPolicy = fmt.Errorf("spec.schedulingPolicy is neither basic nor gang")

@@ -1,0 +1,203 @@
+package groups
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1alpha2 "k8s.io/api/scheduling/v1alpha2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/klog/v2"
+
+	"github.com/fluence-sched/fluence/pkg/gang"
+)
+
+// testNativePodGroup builds a scheduling.k8s.io/v1alpha2 PodGroup: a gang
+// of minCount, or basic when minCount is 0.
+func testNativePodGroup(t *testing.T, name string, minCount int32) *unstructured.Unstructured {
+	t.Helper()
+	pg := &schedulingv1alpha2.PodGroup{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "scheduling.k8s.io/v1alpha2", Kind: "PodGroup"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: testNS, Name: name, UID: types.UID("uid-native-" + name), Generation: 1},
+	}
+	if minCount > 0 {
+		pg.Spec.SchedulingPolicy.Gang = &schedulingv1alpha2.GangSchedulingPolicy{MinCount: minCount}
+	} else {
+		pg.Spec.SchedulingPolicy.Basic = &schedulingv1alpha2.BasicSchedulingPolicy{}
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &unstructured.Unstructured{Object: m}
+}
+
+func podInGroup(group string) podOpt {
+	return func(p *corev1.Pod) { p.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: &group} }
+}
+
+func TestResolveNativePodGroup(t *testing.T) {
+	noPolicy := testNativePodGroup(t, "nopolicy", 0)
+	unstructured.RemoveNestedField(noPolicy.Object, "spec", "schedulingPolicy")
+	// A gang of 0, which the API server refuses; made by hand.
+	zero := testNativePodGroup(t, "zero", 1)
+	if err := unstructured.SetNestedField(zero.Object, int64(0), "spec", "schedulingPolicy", "gang", "minCount"); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := fixture{crs: []runtime.Object{
+		testNativePodGroup(t, "pg", 6), testNativePodGroup(t, "solo", 0), zero,
+		testNativePodGroup(t, "huge", 1<<30), noPolicy, testPodGroup("pg", 2),
+	}}.resolver(t)
+	ctx := context.Background()
+
+	got, err := r.Resolve(ctx, testPod("a", podInGroup("pg")))
+	if err != nil || got != want("pg", 6, gang.SourceNativePodGroup) || got.Key != testNS+"/native-podgroup:pg" {
+		t.Errorf("gang: got %+v, %v; want size 6 under key ns1/native-podgroup:pg", got, err)
+	}
+	// The scheduler-plugins PodGroup of the same name is another group.
+	other, err := r.Resolve(ctx, testPod("b", podLabels("scheduling.x-k8s.io/pod-group", "pg")))
+	if err != nil || other.Key == got.Key || other.Source != gang.SourcePodGroup || other.Size != 2 {
+		t.Errorf("scheduler-plugins PodGroup pg: got %+v, %v; want its own group of 2", other, err)
+	}
+	// spec.schedulingGroup wins over group labels.
+	got, err = r.Resolve(ctx, testPod("c", podInGroup("pg"), podLabels("fluence.flux-framework.org/pod-group", "x", "fluence.flux-framework.org/group-size", "3")))
+	if err != nil || got.Source != gang.SourceNativePodGroup {
+		t.Errorf("labels and schedulingGroup: got %+v, %v; want the native PodGroup", got, err)
+	}
+	// Basic: every pod on its own.
+	got, err = r.Resolve(ctx, testPod("d", podInGroup("solo")))
+	if err != nil || got != want("d", 1, gang.SourcePod) {
+		t.Errorf("basic: got %+v, %v; want the lone pod d", got, err)
+	}
+
+	for _, c := range []struct{ group, has string }{
+		{"nopolicy", "neither basic nor gang"},
+		{"huge", "exceeds the maximum group size"},
+		{"zero", "minCount 0 is not a positive integer"},
+	} {
+		_, err := r.Resolve(ctx, testPod("e", podInGroup(c.group)))
+		var re *ResolveError
+		if !errors.As(err, &re) || re.Retryable || !strings.Contains(err.Error(), c.has) {
+			t.Errorf("PodGroup %s: got %v; want a final error containing %q", c.group, err, c.has)
+		}
+	}
+
+	wantRetryable(t, r, testPod("f", podInGroup("later")), "PodGroup ns1/later (scheduling.k8s.io) not found")
+}
+
+// A native PodGroup created after its pods is found once the informer
+// sees it; a cluster that does not serve the API is never asked for it.
+func TestResolveNativePodGroupInformer(t *testing.T) {
+	r, dyn := fixture{}.resolver(t)
+	ctx := context.Background()
+	pod := testPod("a", podInGroup("late"))
+	wantRetryable(t, r, pod, "not found")
+	if _, err := dyn.Resource(NativePodGroupV1alpha2).Namespace(testNS).Create(ctx, testNativePodGroup(t, "late", 4), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := r.Resolve(ctx, pod)
+		if err == nil {
+			if got != want("late", 4, gang.SourceNativePodGroup) {
+				t.Fatalf("got %+v", got)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the PodGroup created late was never seen: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	// Not served: not listed or watched, and the pod waits (retryable).
+	c, dyn2 := customResources(t, fakeDiscovery(PodGroupResource))
+	r2 := resolverOver(t, c)
+	wantRetryable(t, r2, pod, "the API server does not serve podgroups.scheduling.k8s.io/v1alpha2")
+	if touched := resourcesTouched(dyn2); len(touched[NativePodGroupV1alpha2]) != 0 {
+		t.Errorf("native PodGroups read although not served: %v", touched)
+	}
+
+	// No client at all: a final error.
+	_, err := NewResolver(Sources{}).Resolve(ctx, pod)
+	var re *ResolveError
+	if !errors.As(err, &re) || re.Retryable || !strings.Contains(err.Error(), "no client to read PodGroups") {
+		t.Errorf("no client: got %v", err)
+	}
+}
+
+// status.conditions[PodGroupScheduled] is written through the status
+// subresource; lastTransitionTime moves only with the status; an
+// unchanged condition is not written again; a deleted PodGroup is skipped.
+func TestConditionWriterNative(t *testing.T) {
+	ctx := context.Background()
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds, testNativePodGroup(t, "pg", 2))
+	w := NewConditionWriter(dyn, nil, klog.Background())
+	now := time.Date(2025, 1, 1, 10, 0, 0, 500, time.UTC)
+	w.now = func() time.Time { return now }
+	writes := func() int {
+		n := 0
+		for _, a := range dyn.Actions() {
+			switch a.GetVerb() {
+			case "update":
+				if a.GetSubresource() != "status" {
+					t.Errorf("update of subresource %q", a.GetSubresource())
+				}
+				n++
+			case "patch", "create":
+				t.Errorf("unexpected %s", a.GetVerb())
+			}
+		}
+		return n
+	}
+	id := gang.NewGroupID(testNS, "pg", 2, gang.SourceNativePodGroup)
+	check := func(step string, status gang.ConditionStatus, wantStatus metav1.ConditionStatus, wantReason string, wantLTT time.Time, wantWrites int) {
+		t.Helper()
+		if err := w.write(ctx, gang.Condition{Group: id, Status: status, Message: step}); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		u, err := dyn.Resource(NativePodGroupV1alpha2).Namespace(testNS).Get(ctx, "pg", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pg schedulingv1alpha2.PodGroup
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pg); err != nil {
+			t.Fatal(err)
+		}
+		if len(pg.Status.Conditions) != 1 {
+			t.Fatalf("%s: conditions %+v", step, pg.Status.Conditions)
+		}
+		c := pg.Status.Conditions[0]
+		if c.Type != schedulingv1alpha2.PodGroupScheduled || c.Status != wantStatus || c.Reason != wantReason ||
+			c.Message != "fluence: "+step || !c.LastTransitionTime.Time.Equal(wantLTT) || c.ObservedGeneration != 1 {
+			t.Errorf("%s: condition %+v, want status %s reason %s lastTransitionTime %s", step, c, wantStatus, wantReason, wantLTT)
+		}
+		if n := writes(); n != wantWrites {
+			t.Errorf("%s: %d status writes, want %d", step, n, wantWrites)
+		}
+	}
+	t0 := now.Truncate(time.Second)
+	check("waiting", gang.Waiting, metav1.ConditionFalse, schedulingv1alpha2.PodGroupReasonUnschedulable, t0, 1)
+	now = now.Add(time.Minute)
+	check("unsatisfiable", gang.Unsatisfiable, metav1.ConditionFalse, schedulingv1alpha2.PodGroupReasonUnschedulable, t0, 2)
+	check("unsatisfiable", gang.Unsatisfiable, metav1.ConditionFalse, schedulingv1alpha2.PodGroupReasonUnschedulable, t0, 2)
+	check("placed", gang.Scheduled, metav1.ConditionTrue, "Scheduled", now.Truncate(time.Second), 3)
+
+	gone := gang.NewGroupID(testNS, "gone", 2, gang.SourceNativePodGroup)
+	if err := w.write(ctx, gang.Condition{Group: gone, Status: gang.Waiting}); err != nil || writes() != 3 {
+		t.Errorf("deleted PodGroup: %v, %d writes", err, writes())
+	}
+	// The scheduler-plugins PodGroup of the same name is not touched.
+	for _, a := range dyn.Actions() {
+		if a.GetResource() == PodGroupResource {
+			t.Errorf("%s on a scheduler-plugins PodGroup", a.GetVerb())
+		}
+	}
+}

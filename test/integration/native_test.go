@@ -1,0 +1,193 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1alpha2 "k8s.io/api/scheduling/v1alpha2"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/klog/v2"
+)
+
+// newNativeCluster starts the complete kube-apiserver serving Kubernetes
+// PodGroups (scheduling.k8s.io/v1alpha2): the API and the pod's
+// spec.schedulingGroup need the GenericWorkload gate and the runtime-config.
+//
+// The apiserver runs in this process and shares its feature gates with
+// any scheduler started in it: with GenericWorkload on, kube-scheduler runs
+// its own pod-group cycle for such pods and writes PodGroupScheduled
+// itself. The scheduler under test therefore runs as its own process
+// (startFluenceProcess), with kube-scheduler's workload gates off as
+// `fluence scheduler` ships: fluence alone places the groups and writes
+// their status.
+func newNativeCluster(t *testing.T) *cluster {
+	return newFullCluster(t, "--runtime-config=scheduling.k8s.io/v1alpha2=true", "--feature-gates=GenericWorkload=true")
+}
+
+// startFluenceProcess runs `fluence scheduler` with the test configuration
+// against c, as a separate process.
+func (c *cluster) startFluenceProcess(t *testing.T) *process {
+	t.Helper()
+	bin := buildFluence(t)
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(config, []byte(setClient(fluenceConfig(t, nil), "kubeconfig", c.kubeconfigFile())), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return startProcess(t, bin, "scheduler", "--config", config, "--secure-port", "0", "-v", "2")
+}
+
+func (c *cluster) createNativePodGroup(name string, minCount int32) {
+	c.t.Helper()
+	pg := &schedulingv1alpha2.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.NS},
+		Spec: schedulingv1alpha2.PodGroupSpec{SchedulingPolicy: schedulingv1alpha2.PodGroupSchedulingPolicy{
+			Gang: &schedulingv1alpha2.GangSchedulingPolicy{MinCount: minCount}}},
+	}
+	if _, err := c.Client.SchedulingV1alpha2().PodGroups(c.NS).Create(c.Ctx, pg, metav1.CreateOptions{}); err != nil {
+		c.t.Fatalf("creating PodGroup %s: %v", name, err)
+	}
+}
+
+// nativePods returns n pods of cpu each naming the PodGroup group in
+// spec.schedulingGroup.
+func nativePods(group string, n int, cpu string) []*corev1.Pod {
+	var out []*corev1.Pod
+	for i := range n {
+		p := newTestPod(fmt.Sprintf("%s-%d", group, i), "fluence", cpu, "", time.Second, nil)
+		p.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: &group}
+		out = append(out, p)
+	}
+	return out
+}
+
+// nativeCondition waits for the PodGroupScheduled condition of a PodGroup
+// with the given status and returns it.
+func (c *cluster) nativeCondition(name string, status metav1.ConditionStatus) metav1.Condition {
+	c.t.Helper()
+	var last *metav1.Condition
+	err := wait.PollUntilContextTimeout(c.Ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		pg, err := c.Client.SchedulingV1alpha2().PodGroups(c.NS).Get(c.Ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last = meta.FindStatusCondition(pg.Status.Conditions, schedulingv1alpha2.PodGroupScheduled)
+		return last != nil && last.Status == status, nil
+	})
+	if err != nil {
+		c.t.Fatalf("PodGroup %s: no condition %s=%s; last %+v", name, schedulingv1alpha2.PodGroupScheduled, status, last)
+	}
+	return *last
+}
+
+// Pods naming a Kubernetes PodGroup in spec.schedulingGroup form a group of
+// its gang minCount; the PodGroup's PodGroupScheduled condition says
+// whether the group is placed, or why not.
+func TestNativePodGroup(t *testing.T) {
+	c := newNativeCluster(t)
+	c.addNodes("node", 4, "2", "8Gi")
+	startNodeSim(c, simOptions{})
+	proc := c.startFluenceProcess(t)
+
+	c.createNativePodGroup("solver", 6)
+	c.createNativePodGroup("huge", 50)
+	solver := nativePods("solver", 6, "1")
+	huge := nativePods("huge", 3, "1")
+	if got, err := c.Client.CoreV1().Pods(c.NS).Create(c.Ctx, solver[0], metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	} else if got.Spec.SchedulingGroup == nil {
+		t.Fatal("the API server dropped spec.schedulingGroup: GenericWorkload is off")
+	}
+	// Five of six must wait: the group is six.
+	c.createPods(solver[1:5]...)
+	c.waitForEvent(30*time.Second, "solver-0", "FailedScheduling", "of 6 exist")
+	waiting := c.nativeCondition("solver", metav1.ConditionFalse)
+	if waiting.Reason != schedulingv1alpha2.PodGroupReasonUnschedulable || !strings.Contains(waiting.Message, "fluence: ") {
+		t.Errorf("waiting group's condition: %+v", waiting)
+	}
+	if n := c.boundCount(names(solver[:5])...); n != 0 {
+		t.Fatalf("%d pods of an incomplete group bound", n)
+	}
+	c.createPods(solver[5])
+	c.createPods(huge...)
+	c.waitForPodPhase(time.Minute, corev1.PodSucceeded, names(solver)...)
+	placed := c.nativeCondition("solver", metav1.ConditionTrue)
+	if placed.Reason != "Scheduled" || placed.LastTransitionTime.Before(&waiting.LastTransitionTime) {
+		t.Errorf("placed group's condition: %+v (waiting was %+v)", placed, waiting)
+	}
+
+	cond := c.nativeCondition("huge", metav1.ConditionFalse)
+	if cond.Reason != schedulingv1alpha2.PodGroupReasonUnschedulable || !strings.Contains(cond.Message, "needs 50") {
+		t.Errorf("huge's condition does not say what is short: %+v", cond)
+	}
+	c.waitForEvent(30*time.Second, "huge-0", "FluenceGroupRejected", "needs 50")
+	time.Sleep(2 * time.Second)
+	if n := c.boundCount(names(huge)...); n != 0 {
+		t.Errorf("%d pods of an impossible group bound", n)
+	}
+
+	// Pods created before their PodGroup wait for it.
+	late := nativePods("late", 2, "1")
+	c.createPods(late...)
+	c.waitForEvent(30*time.Second, "late-1", "FailedScheduling", "PodGroup fluence-test/late (scheduling.k8s.io) not found")
+	c.createNativePodGroup("late", 2)
+	c.waitForPodPhase(30*time.Second, corev1.PodSucceeded, names(late)...)
+	c.nativeCondition("late", metav1.ConditionTrue)
+	for _, line := range strings.Split(proc.logs.String(), "\n") {
+		if strings.HasPrefix(line, "E") && strings.Contains(strings.ToLower(line), "podgroup") {
+			t.Errorf("the scheduler logged an error about PodGroups: %s", line)
+		}
+	}
+}
+
+// lineCapture keeps klog's lines while passing them on as before.
+type lineCapture struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	next io.Writer
+}
+
+func (l *lineCapture) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	l.buf.Write(p)
+	l.mu.Unlock()
+	return l.next.Write(p)
+}
+
+func (l *lineCapture) lines() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Split(l.buf.String(), "\n")
+}
+
+// On an API server that does not serve Kubernetes PodGroups, fluence never
+// asks for them and logs nothing about them; a pod is a lone pod.
+func TestNativePodGroupNotServed(t *testing.T) {
+	if !klogQuiet {
+		t.Skip("klog's output was configured by the user; this test reads it")
+	}
+	capture := &lineCapture{next: errorsOnly{os.Stderr}}
+	klog.SetOutput(capture)
+	t.Cleanup(func() { klog.SetOutput(errorsOnly{os.Stderr}) })
+
+	c, inv, _, _ := startFluence(t, 2, "2", "4Gi", nil)
+	pods := nativePods("solver", 2, "1") // spec.schedulingGroup is dropped: GenericWorkload is off
+	c.createPods(pods...)
+	c.waitForPodPhase(time.Minute, corev1.PodSucceeded, names(pods)...)
+	c.checkInvariants(inv)
+	for _, line := range capture.lines() {
+		if strings.Contains(line, "scheduling.k8s.io") && (strings.Contains(line, "fluence") || strings.HasPrefix(line, "E")) {
+			t.Errorf("logged about the unserved API: %s", line)
+		}
+	}
+}
