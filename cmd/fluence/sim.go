@@ -232,9 +232,13 @@ func runSim(stdout, stderr io.Writer, f simFlags) error {
 		if err != nil {
 			return err
 		}
+		opts := sim.Options{StallWindow: f.stallWindow, PodReleaseGap: f.podGap}
+		if f.podGap == 0 {
+			opts.PodReleaseGap = -1 // Options reads 0 as "default"
+		}
 		if sim.NeedsReleaseCalibration(w) {
 			target := *w.Measured["fluence"].Makespan
-			d, mk, err := sim.CalibrateReleaseDelay(w, func() (sim.Scheduler, error) { return newFluence(f, f.queuePolicies[0]) }, target)
+			d, mk, err := sim.CalibrateReleaseDelay(w, func() (sim.Scheduler, error) { return newFluence(f, f.queuePolicies[0]) }, target, opts)
 			if err != nil {
 				return fmt.Errorf("calibrating the release delay: %w", err)
 			}
@@ -247,10 +251,7 @@ func runSim(stdout, stderr io.Writer, f simFlags) error {
 		bound := sim.LowerBound(w)
 		var results []*sim.Result
 		for _, s := range scheds {
-			opts := sim.Options{StallWindow: f.stallWindow, PodReleaseGap: f.podGap}
-			if f.podGap == 0 {
-				opts.PodReleaseGap = -1 // Options reads 0 as "default"
-			}
+			opts := opts
 			if len(w.Groups) >= 2000 {
 				opts.Progress = report.ProgressPrinter(stderr, s.Name())
 			}

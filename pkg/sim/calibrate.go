@@ -11,9 +11,11 @@ import (
 // work (watcher polling, deletion), and that hold time was not logged: the
 // experiment notes say to calibrate it on the measured fluence makespan.
 // Makespan grows with the delay, so bisection over [0, 600] s converges;
-// the result is rounded to 0.1 s. It returns the delay and the makespan
-// reached, and leaves w's groups set to that delay.
-func CalibrateReleaseDelay(w *Workload, newSched func() (Scheduler, error), target float64) (delay, makespan float64, err error) {
+// the result is rounded to 0.1 s. The runs use opts, the options of the
+// runs the delay is for (a different pod release gap needs a different
+// delay). It returns the delay and the makespan reached, and leaves w's
+// groups set to that delay.
+func CalibrateReleaseDelay(w *Workload, newSched func() (Scheduler, error), target float64, opts Options) (delay, makespan float64, err error) {
 	if target <= 0 {
 		return 0, 0, errors.New("sim: calibration needs a positive target makespan")
 	}
@@ -25,7 +27,7 @@ func CalibrateReleaseDelay(w *Workload, newSched func() (Scheduler, error), targ
 		if err != nil {
 			return 0, err
 		}
-		r, err := Run(w, s, Options{})
+		r, err := Run(w, s, opts)
 		if err != nil {
 			return 0, err
 		}
