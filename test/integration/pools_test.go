@@ -60,6 +60,24 @@ func poolPods(group string, n int, cpu, pool string, runtime time.Duration) []*c
 	return pods
 }
 
+// addPool adds nodes of one pool.
+func (c *cluster) addPool(pool, cpu string, nodes ...string) {
+	c.t.Helper()
+	for _, n := range nodes {
+		c.addNode(n, cpu, "8Gi", 0, map[string]string{"pool": pool})
+	}
+}
+
+// waitBehind starts the running group, then the waiting one, and returns
+// once the waiting group holds a reservation behind it.
+func (c *cluster) waitBehind(running, waiting []*corev1.Pod) {
+	c.t.Helper()
+	c.createPods(running...)
+	c.waitForPodPhase(30*time.Second, corev1.PodRunning, names(running)...)
+	c.createPods(waiting...)
+	c.waitForEvent(30*time.Second, waiting[0].Name, "FluenceGroupReserved", "reserved to start")
+}
+
 // nodesOf returns the nodes the named pods are bound to.
 func (c *cluster) nodesOf(names ...string) []string {
 	c.t.Helper()
@@ -80,22 +98,14 @@ func (c *cluster) nodesOf(names ...string) []string {
 // at once, while the running group still runs.
 func TestPoolGrownWhileGroupWaits(t *testing.T) {
 	c := newCluster(t)
-	for _, n := range []string{"a-0", "a-1", "a-2", "a-3"} {
-		c.addNode(n, "4", "8Gi", 0, map[string]string{"pool": "a"})
-	}
-	c.addNode("b-0", "4", "8Gi", 0, map[string]string{"pool": "b"})
+	c.addPool("a", "4", "a-0", "a-1", "a-2", "a-3")
+	c.addPool("b", "4", "b-0")
 	inv, _, _ := c.runFluence(nil)
 
-	running := poolPods("running", 4, "4", "a", 0)
-	c.createPods(running...)
-	c.waitForPodPhase(30*time.Second, corev1.PodRunning, names(running)...)
 	waiting := poolPods("waiting", 4, "4", "a", time.Second)
-	c.createPods(waiting...)
-	c.waitForEvent(30*time.Second, "waiting-0", "FluenceGroupReserved", "reserved to start")
+	c.waitBehind(poolPods("running", 4, "4", "a", 0), waiting)
 
-	for _, n := range []string{"a-4", "a-5", "a-6", "a-7"} {
-		c.addNode(n, "4", "8Gi", 0, map[string]string{"pool": "a"})
-	}
+	c.addPool("a", "4", "a-4", "a-5", "a-6", "a-7")
 	c.waitForPodPhase(30*time.Second, corev1.PodSucceeded, names(waiting)...)
 	for _, n := range c.nodesOf(names(waiting)...) {
 		if !slices.Contains([]string{"a-4", "a-5", "a-6", "a-7"}, n) {
@@ -110,18 +120,13 @@ func TestPoolGrownWhileGroupWaits(t *testing.T) {
 // on the new nodes.
 func TestPoolReplacedWhileGroupWaits(t *testing.T) {
 	c := newCluster(t)
-	for _, n := range []string{"a-0", "a-1"} {
-		c.addNode(n, "2", "8Gi", 0, map[string]string{"pool": "a"})
-	}
-	c.addNode("b-0", "8", "8Gi", 0, map[string]string{"pool": "b"})
+	c.addPool("a", "2", "a-0", "a-1")
+	c.addPool("b", "8", "b-0")
 	inv, _, _ := c.runFluence(nil)
 
 	busy := poolPods("busy", 2, "2", "a", 0)
-	c.createPods(busy...)
-	c.waitForPodPhase(30*time.Second, corev1.PodRunning, names(busy)...)
 	waiting := poolPods("waiting", 2, "2", "a", time.Second)
-	c.createPods(waiting...)
-	c.waitForEvent(30*time.Second, "waiting-0", "FluenceGroupReserved", "reserved to start")
+	c.waitBehind(busy, waiting)
 
 	for _, n := range []string{"a-0", "a-1"} {
 		if err := c.Client.CoreV1().Nodes().Delete(c.Ctx, n, metav1.DeleteOptions{}); err != nil {
@@ -134,9 +139,7 @@ func TestPoolReplacedWhileGroupWaits(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, n := range []string{"a-2", "a-3"} {
-		c.addNode(n, "2", "8Gi", 0, map[string]string{"pool": "a"})
-	}
+	c.addPool("a", "2", "a-2", "a-3")
 	c.waitForPodPhase(30*time.Second, corev1.PodSucceeded, names(waiting)...)
 	if got := c.nodesOf(names(waiting)...); !slices.Equal(slices.Sorted(slices.Values(got)), []string{"a-2", "a-3"}) {
 		t.Errorf("the waiting group ran on %v, want a-2 and a-3", got)
