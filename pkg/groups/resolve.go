@@ -237,15 +237,9 @@ func (s *resolution) workloadLabels(obj metav1.Object, kind string, structural f
 }
 
 func (s *resolution) job(ref *metav1.OwnerReference) (gang.GroupID, error) {
-	job, err := s.r.jobs.Jobs(s.ns).Get(ref.Name)
-	if apierrors.IsNotFound(err) {
-		return gang.GroupID{}, s.fail(true, "owner job %s/%s is not in the informer cache yet", s.ns, ref.Name)
-	}
+	job, err := cachedOwner(s, "job", ref, s.r.jobs.Jobs(s.ns).Get)
 	if err != nil {
-		return gang.GroupID{}, s.fail(true, "reading owner job %s/%s: %v", s.ns, ref.Name, err)
-	}
-	if uidMismatch(ref, job) {
-		return gang.GroupID{}, s.fail(true, "owner job %s/%s in the cache has uid %s, the pod's owner reference names uid %s", s.ns, ref.Name, job.UID, ref.UID)
+		return gang.GroupID{}, err
 	}
 	structural := func() (gang.GroupID, error) { return s.jobStructural(job) }
 	if id, found, err := s.workloadLabels(job, "Job", structural); found || err != nil {
@@ -374,6 +368,25 @@ func (s *resolution) mpiJob(ref *metav1.OwnerReference) (gang.GroupID, error) {
 	return structural()
 }
 
+// cachedOwner reads the owner ref names from an informer cache. An owner
+// not there yet, a failed read, or a cached object of another uid (the
+// owner was deleted and recreated under the same name) may pass by
+// itself: the errors are retryable.
+func cachedOwner[T metav1.Object](s *resolution, kind string, ref *metav1.OwnerReference, get func(name string) (T, error)) (T, error) {
+	obj, err := get(ref.Name)
+	var zero T
+	if apierrors.IsNotFound(err) {
+		return zero, s.fail(true, "owner %s %s/%s is not in the informer cache yet", kind, s.ns, ref.Name)
+	}
+	if err != nil {
+		return zero, s.fail(true, "reading owner %s %s/%s: %v", kind, s.ns, ref.Name, err)
+	}
+	if uidMismatch(ref, obj) {
+		return zero, s.fail(true, "owner %s %s/%s in the cache has uid %s, the pod's owner reference names uid %s", kind, s.ns, ref.Name, obj.GetUID(), ref.UID)
+	}
+	return obj, nil
+}
+
 // getCR reads the custom resource ref names in the pod's namespace.
 func (s *resolution) getCR(gvr schema.GroupVersionResource, kind string, ref *metav1.OwnerReference) (*unstructured.Unstructured, error) {
 	obj, why := s.r.custom.get(gvr, s.ns, ref.Name)
@@ -387,15 +400,9 @@ func (s *resolution) getCR(gvr schema.GroupVersionResource, kind string, ref *me
 }
 
 func (s *resolution) statefulSet(ref *metav1.OwnerReference) (gang.GroupID, error) {
-	sts, err := s.r.statefulSets.StatefulSets(s.ns).Get(ref.Name)
-	if apierrors.IsNotFound(err) {
-		return gang.GroupID{}, s.fail(true, "owner statefulset %s/%s is not in the informer cache yet", s.ns, ref.Name)
-	}
+	sts, err := cachedOwner(s, "statefulset", ref, s.r.statefulSets.StatefulSets(s.ns).Get)
 	if err != nil {
-		return gang.GroupID{}, s.fail(true, "reading owner statefulset %s/%s: %v", s.ns, ref.Name, err)
-	}
-	if uidMismatch(ref, sts) {
-		return gang.GroupID{}, s.fail(true, "owner statefulset %s/%s in the cache has uid %s, the pod's owner reference names uid %s", s.ns, ref.Name, sts.UID, ref.UID)
+		return gang.GroupID{}, err
 	}
 	structural := func() (gang.GroupID, error) { return s.statefulSetStructural(sts), nil }
 	if id, found, err := s.workloadLabels(sts, "StatefulSet", structural); found || err != nil {
