@@ -83,7 +83,7 @@ func TestFluenceDeterministic(t *testing.T) {
 
 // The simulator sees nodes join as the scheduler does: in the pool-grow
 // workload a group of four two-CPU pods that cannot fit the four original
-// nodes starts the moment two nodes join (t=15.25 s), partly on them.
+// nodes starts the moment two nodes join (t=45.75 s), partly on them.
 func TestNodesJoinDuringARun(t *testing.T) {
 	s, err := NewFluence(FluenceConfig{Queue: queue.Config{Policy: queue.Easy}})
 	if err != nil {
@@ -102,8 +102,8 @@ func TestNodesJoinDuringARun(t *testing.T) {
 			g07 = j
 		}
 	}
-	if g07.Start != 15.25 {
-		t.Errorf("g07 started at %v, want 15.25 (when the nodes joined)", g07.Start)
+	if g07.Start != 45.75 {
+		t.Errorf("g07 started at %v, want 45.75 (when the nodes joined)", g07.Start)
 	}
 	if !slices.Contains(g07.Nodes, "node-4") || !slices.Contains(g07.Nodes, "node-5") {
 		t.Errorf("g07 ran on %v, want the new nodes among them", g07.Nodes)
