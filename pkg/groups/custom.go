@@ -45,6 +45,10 @@ type CustomResources struct {
 	log   klog.Logger
 	nudge chan struct{}
 
+	// onPodGroup, when set, hears of every scheduler-plugins PodGroup
+	// added to an informer's cache (its namespace and name).
+	onPodGroup func(ns, name string)
+
 	mu      sync.Mutex
 	checked bool                                        // the first discovery check is done
 	initial []schema.GroupVersionResource               // served at the first check
@@ -62,6 +66,10 @@ func NewCustomResources(dyn dynamic.Interface, disc discovery.ServerResourcesInt
 	return &CustomResources{dyn: dyn, disc: disc, log: log, nudge: make(chan struct{}, 1),
 		running: map[schema.GroupVersionResource]*crInformer{}}
 }
+
+// OnPodGroupAdded makes f hear of every scheduler-plugins PodGroup the
+// informer adds; call it before Run.
+func (c *CustomResources) OnPodGroupAdded(f func(ns, name string)) { c.onPodGroup = f }
 
 // Run checks discovery and starts or stops informers until ctx ends.
 func (c *CustomResources) Run(ctx context.Context) {
@@ -161,6 +169,13 @@ func (c *CustomResources) start(ctx context.Context, gvr schema.GroupVersionReso
 		}
 		return o, nil
 	})
+	if gvr == PodGroupResource && c.onPodGroup != nil {
+		_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(o any) {
+			if u, ok := o.(*unstructured.Unstructured); ok {
+				c.onPodGroup(u.GetNamespace(), u.GetName())
+			}
+		}})
+	}
 	ictx, cancel := context.WithCancel(ctx)
 	go inf.RunWithContext(ictx)
 	return &crInformer{inf: inf, stop: cancel}

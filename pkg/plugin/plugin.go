@@ -53,6 +53,7 @@ type Plugin struct {
 	retry   retrySet
 	hints   hintSet
 	conds   *groups.ConditionWriter
+	status  *groups.PodGroupStatusWriter
 	trace   func(TraceEvent)
 	// binds bounds the Bindings in flight, in arrival order.
 	binds *semaphore.Weighted
@@ -140,6 +141,10 @@ func newFromArgs(ctx context.Context, obj runtime.Object, h fwk.Handle) (*Plugin
 	p.pods = f.Core().V1().Pods().Lister()
 	p.conds = groups.NewConditionWriter(dyn, h.EventRecorder(), p.log)
 	p.conds.WriteNativeAs(src.Custom)
+	p.status = groups.NewPodGroupStatusWriter(dyn, h.ClientSet(), p.owns, p.log)
+	if src.Custom != nil {
+		src.Custom.OnPodGroupAdded(p.status.PodGroupAdded)
+	}
 	registerMetrics()
 
 	nodeReg, err := f.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -179,6 +184,7 @@ func newFromArgs(ctx context.Context, obj runtime.Object, h fwk.Handle) (*Plugin
 		go src.Custom.Run(ctx)
 	}
 	go p.conds.Run(ctx)
+	go p.status.Run(ctx)
 	go p.run(ctx)
 	return p, nil
 }
