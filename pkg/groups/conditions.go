@@ -53,6 +53,9 @@ type ConditionWriter struct {
 
 	// native is the scheduling.k8s.io PodGroup resource to write.
 	native func() schema.GroupVersionResource
+	// nativeOwned: kube-scheduler writes PodGroupScheduled itself (see
+	// LeaveNativeConditions).
+	nativeOwned bool
 
 	mu     sync.Mutex
 	latest map[string]gang.Condition
@@ -73,6 +76,19 @@ func NewConditionWriter(dyn dynamic.Interface, rec events.EventRecorderLogger, l
 func (w *ConditionWriter) WriteNativeAs(c *CustomResources) {
 	if w != nil && c != nil {
 		w.native = c.NativePodGroupResource
+	}
+}
+
+// LeaveNativeConditions makes the writer leave the PodGroupScheduled
+// condition of Kubernetes PodGroups to kube-scheduler. With the
+// GenericWorkload gate on, kube-scheduler runs its own pod-group cycle
+// around the plugins and writes the condition after every attempt, with a
+// message of its own; two writers would only overwrite each other. A
+// rejection is still reported as a Warning event on the PodGroup, with
+// fluence's reason.
+func (w *ConditionWriter) LeaveNativeConditions() {
+	if w != nil {
+		w.nativeOwned = true
 	}
 }
 
@@ -190,6 +206,12 @@ func (w *ConditionWriter) writeNative(ctx context.Context, c gang.Condition) err
 			}
 			conds = append(conds, cond)
 		}
+	}
+	if w.nativeOwned {
+		if c.Status == gang.Unsatisfiable && w.rec != nil {
+			w.rec.Eventf(pg, nil, corev1.EventTypeWarning, "FluenceGroupRejected", "Scheduling", "%s", c.Message)
+		}
+		return nil
 	}
 	msg := c.Message
 	if !strings.HasPrefix(msg, "fluence:") {

@@ -3,6 +3,7 @@ package groups
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 
 	"github.com/fluence-sched/fluence/pkg/gang"
@@ -199,5 +201,35 @@ func TestConditionWriterNative(t *testing.T) {
 		if a.GetResource() == PodGroupResource {
 			t.Errorf("%s on a scheduler-plugins PodGroup", a.GetVerb())
 		}
+	}
+}
+
+// With kube-scheduler writing PodGroupScheduled itself (GenericWorkload
+// on), the writer leaves the status alone and reports a rejection as an
+// event on the PodGroup.
+func TestConditionWriterLeavesNativeConditions(t *testing.T) {
+	ctx := context.Background()
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds, testNativePodGroup(t, "pg", 2))
+	rec := events.NewFakeRecorder(10)
+	w := NewConditionWriter(dyn, rec, klog.Background())
+	w.LeaveNativeConditions()
+	id := gang.NewGroupID(testNS, "pg", 2, gang.SourceNativePodGroup)
+	for _, st := range []gang.ConditionStatus{gang.Waiting, gang.Unsatisfiable, gang.Scheduled} {
+		if err := w.write(ctx, gang.Condition{Group: id, Status: st, Message: "needs 50"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, a := range dyn.Actions() {
+		if a.GetVerb() != "get" {
+			t.Errorf("unexpected %s %s", a.GetVerb(), a.GetSubresource())
+		}
+	}
+	close(rec.Events)
+	var got []string
+	for e := range rec.Events {
+		got = append(got, e)
+	}
+	if want := []string{"Warning FluenceGroupRejected needs 50"}; !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
 	}
 }

@@ -11,11 +11,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/dynamic"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/features"
 	"k8s.io/utils/clock"
 
 	"golang.org/x/sync/semaphore"
@@ -141,6 +143,9 @@ func newFromArgs(ctx context.Context, obj runtime.Object, h fwk.Handle) (*Plugin
 	p.pods = f.Core().V1().Pods().Lister()
 	p.conds = groups.NewConditionWriter(dyn, h.EventRecorder(), p.log)
 	p.conds.WriteNativeAs(src.Custom)
+	if utilfeature.DefaultFeatureGate.Enabled(features.GenericWorkload) {
+		p.conds.LeaveNativeConditions()
+	}
 	p.status = groups.NewPodGroupStatusWriter(dyn, h.ClientSet(), p.owns, p.log)
 	if src.Custom != nil {
 		src.Custom.OnPodGroupAdded(p.status.PodGroupAdded)
