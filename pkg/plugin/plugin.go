@@ -351,30 +351,8 @@ func (p *Plugin) apply(fx gang.Effects) {
 	}
 }
 
-// Less orders the scheduling queue: higher priority first, then older
-// pods, then by namespace and name. Only the pod's own fields count, so a
-// pod's place never moves while it sits in the scheduler's heap; the
-// core places a group whole whatever order its pods come in.
-func (p *Plugin) Less(a, b fwk.QueuedPodInfo) bool {
-	pa, pb := a.GetPodInfo().GetPod(), b.GetPodInfo().GetPod()
-	if x, y := podPriority(pa), podPriority(pb); x != y {
-		return x > y
-	}
-	if ta, tb := pa.CreationTimestamp.Time, pb.CreationTimestamp.Time; !ta.Equal(tb) {
-		return ta.Before(tb)
-	}
-	if pa.Namespace != pb.Namespace {
-		return pa.Namespace < pb.Namespace
-	}
-	return pa.Name < pb.Name
-}
-
-func podPriority(p *corev1.Pod) int32 {
-	if p.Spec.Priority != nil {
-		return *p.Spec.Priority
-	}
-	return 0
-}
+// Less orders the scheduling queue as QueueSort does.
+func (p *Plugin) Less(a, b fwk.QueuedPodInfo) bool { return lessPods(a, b) }
 
 const stateKey fwk.StateKey = Name + "/node"
 

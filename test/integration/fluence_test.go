@@ -44,11 +44,11 @@ func resourceMilli(m int64) *resource.Quantity {
 // against a real kube-apiserver and etcd. Nodes are plain Node objects and
 // the node simulator plays the kubelets.
 
-var fluenceRegistry = frameworkruntime.Registry{plugin.Name: plugin.New}
+var fluenceRegistry = frameworkruntime.Registry{plugin.Name: plugin.New, plugin.QueueSortName: plugin.NewQueueSort}
 
 // registry is the fluence plugin reporting its steps to the checker.
 func (v *invariants) registry() frameworkruntime.Registry {
-	return frameworkruntime.Registry{plugin.Name: plugin.NewWith(plugin.Options{Trace: v.traced})}
+	return frameworkruntime.Registry{plugin.Name: plugin.NewWith(plugin.Options{Trace: v.traced}), plugin.QueueSortName: plugin.NewQueueSort}
 }
 
 const stockConfig = `apiVersion: kubescheduler.config.k8s.io/v1

@@ -76,6 +76,7 @@ func TestHelmChart(t *testing.T) {
 			{[]string{"clientConnection.qsp=10"}, "qsp"},
 			{[]string{"replicas=2", "leaderElection.enabled=false"}, "without leader election"},
 			{[]string{"schedulerName=default-scheduler"}, "must not be default-scheduler"},
+			{[]string{"oneScheduler=yes"}, "/oneScheduler"},
 		} {
 			args := []string{"template", releaseName, chartDir}
 			for _, s := range tc.set {
@@ -105,6 +106,19 @@ func TestHelmChart(t *testing.T) {
 		t.Errorf("the chart's profile differs from deploy/scheduler-config.yaml (-file +chart):\n%s", diff)
 	}
 	args := containerArgs(t, deployment, configMap)
+
+	// One-scheduler mode renders deploy/one-scheduler-config.yaml's profiles.
+	oneManifest, err := runHelm(helm, "template", releaseName, chartDir, "--namespace", releaseNamespace, "--set", "oneScheduler=true")
+	if err != nil {
+		t.Fatalf("helm template --set oneScheduler=true: %v\n%s", err, oneManifest)
+	}
+	oneConfig, _, _ := unstructured.NestedString(findObject(t, decodeManifest(t, oneManifest), "ConfigMap", releaseName+"-config").Object, "data", "config.yaml")
+	if _, err := decodeSchedulerConfig(oneConfig); err != nil {
+		t.Fatalf("the chart's one-scheduler configuration: %v", err)
+	}
+	if diff := cmp.Diff(yamlField(t, oneSchedulerConfig(t), "profiles"), yamlField(t, oneConfig, "profiles")); diff != "" {
+		t.Errorf("the chart's one-scheduler profiles differ from deploy/one-scheduler-config.yaml (-file +chart):\n%s", diff)
+	}
 
 	c := newFullCluster(t, "--authorization-mode=Node,RBAC")
 	c.installPodGroupCRD()
