@@ -10,58 +10,60 @@ import (
 )
 
 // Metrics are served on the scheduler's /metrics endpoint with the stock
-// scheduler's own.
+// scheduler's own. Each carries the profile (the scheduler name) whose
+// fluence it describes: one process may run several fluence profiles, each
+// with its own core, and kube-scheduler's own metrics are labelled so too.
 var (
-	loopDuration = metrics.NewHistogram(&metrics.HistogramOpts{
+	loopDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
 		Subsystem:      "fluence",
 		Name:           "loop_duration_seconds",
 		Help:           "Time of one periodic pass of the gang core (Tick): the queue loop and the engine matches of every group it considered.",
 		Buckets:        metrics.ExponentialBuckets(0.00001, 4, 10),
 		StabilityLevel: metrics.ALPHA,
-	})
-	loopGroups = metrics.NewHistogram(&metrics.HistogramOpts{
+	}, []string{"profile"})
+	loopGroups = metrics.NewHistogramVec(&metrics.HistogramOpts{
 		Subsystem:      "fluence",
 		Name:           "loop_groups",
 		Help:           "Groups one queue loop considered.",
 		Buckets:        metrics.ExponentialBuckets(1, 2, 12),
 		StabilityLevel: metrics.ALPHA,
-	})
+	}, []string{"profile"})
 	groupsByState = metrics.NewGaugeVec(&metrics.GaugeOpts{
 		Subsystem:      "fluence",
 		Name:           "groups",
 		Help:           "Pod groups by state: gathering (waiting for their pods), queued, placed, rejected, invalid.",
 		StabilityLevel: metrics.ALPHA,
-	}, []string{"state"})
-	queueLength = metrics.NewGauge(&metrics.GaugeOpts{
+	}, []string{"profile", "state"})
+	queueLength = metrics.NewGaugeVec(&metrics.GaugeOpts{
 		Subsystem:      "fluence",
 		Name:           "queue_length",
 		Help:           "Allocation requests waiting in the queue (pending, reserved or blocked).",
 		StabilityLevel: metrics.ALPHA,
-	})
-	reservations = metrics.NewGauge(&metrics.GaugeOpts{
+	}, []string{"profile"})
+	reservations = metrics.NewGaugeVec(&metrics.GaugeOpts{
 		Subsystem:      "fluence",
 		Name:           "reservations",
 		Help:           "Groups holding a reservation (a planned start in the future).",
 		StabilityLevel: metrics.ALPHA,
-	})
+	}, []string{"profile"})
 	allocated = metrics.NewGaugeVec(&metrics.GaugeOpts{
 		Subsystem:      "fluence",
 		Name:           "allocated",
 		Help:           "Resources held by allocations and foreign pods: cpu in cores, memory in bytes, gpu, pods.",
 		StabilityLevel: metrics.ALPHA,
-	}, []string{"resource"})
+	}, []string{"profile", "resource"})
 	allocatable = metrics.NewGaugeVec(&metrics.GaugeOpts{
 		Subsystem:      "fluence",
 		Name:           "allocatable",
 		Help:           "Resources of the nodes: cpu in cores, memory in bytes, gpu, pods.",
 		StabilityLevel: metrics.ALPHA,
-	}, []string{"resource"})
-	graphRebuilds = metrics.NewGauge(&metrics.GaugeOpts{
+	}, []string{"profile", "resource"})
+	graphRebuilds = metrics.NewGaugeVec(&metrics.GaugeOpts{
 		Subsystem:      "fluence",
 		Name:           "graph_rebuilds",
 		Help:           "Resource graphs built since the scheduler started (a node added or removed, or its capacity changed).",
 		StabilityLevel: metrics.ALPHA,
-	})
+	}, []string{"profile"})
 	metricsOnce sync.Once
 )
 
@@ -71,22 +73,31 @@ func registerMetrics() {
 	})
 }
 
-func observeLoop(s gang.LoopStats) { loopGroups.Observe(float64(s.Decisions)) }
+// profileMetrics writes one profile's series.
+type profileMetrics struct{ profile string }
+
+func (m profileMetrics) observeLoop(s gang.LoopStats) {
+	loopGroups.WithLabelValues(m.profile).Observe(float64(s.Decisions))
+}
+
+func (m profileMetrics) observeLoopTime(seconds float64) {
+	loopDuration.WithLabelValues(m.profile).Observe(seconds)
+}
 
 // publish sets the gauges.
-func publish(s gang.Stats) {
+func (m profileMetrics) publish(s gang.Stats) {
 	for state, n := range s.Groups {
-		groupsByState.WithLabelValues(state).Set(float64(n))
+		groupsByState.WithLabelValues(m.profile, state).Set(float64(n))
 	}
-	queueLength.Set(float64(s.Queued))
-	reservations.Set(float64(s.Reserved))
+	queueLength.WithLabelValues(m.profile).Set(float64(s.Queued))
+	reservations.WithLabelValues(m.profile).Set(float64(s.Reserved))
 	set := func(v *metrics.GaugeVec, r gang.Resources) {
-		v.WithLabelValues("cpu").Set(float64(r.MilliCPU) / 1000)
-		v.WithLabelValues("memory").Set(float64(r.MemoryBytes))
-		v.WithLabelValues("gpu").Set(float64(r.GPU))
-		v.WithLabelValues("pods").Set(float64(r.Pods))
+		v.WithLabelValues(m.profile, "cpu").Set(float64(r.MilliCPU) / 1000)
+		v.WithLabelValues(m.profile, "memory").Set(float64(r.MemoryBytes))
+		v.WithLabelValues(m.profile, "gpu").Set(float64(r.GPU))
+		v.WithLabelValues(m.profile, "pods").Set(float64(r.Pods))
 	}
 	set(allocated, s.Allocated)
 	set(allocatable, s.Allocatable)
-	graphRebuilds.Set(float64(s.GraphRebuilds))
+	graphRebuilds.WithLabelValues(m.profile).Set(float64(s.GraphRebuilds))
 }

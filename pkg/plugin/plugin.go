@@ -56,6 +56,7 @@ type Plugin struct {
 	hints   hintSet
 	conds   *groups.ConditionWriter
 	status  *groups.PodGroupStatusWriter
+	metrics profileMetrics
 	trace   func(TraceEvent)
 	// binds bounds the Bindings in flight, in arrival order.
 	binds *semaphore.Weighted
@@ -203,6 +204,7 @@ func newPlugin(cfg Config, h fwk.Handle, clk clock.PassiveClock, log klog.Logger
 		kick: make(chan struct{}, 1), binds: semaphore.NewWeighted(maxBindings),
 	}
 	profile := h.ProfileName()
+	p.metrics = profileMetrics{profile: profile}
 	p.owns = func(pod *corev1.Pod) bool { return pod.Spec.SchedulerName == profile }
 	core, err := gang.New(gang.Config{
 		MatchPolicy:     cfg.MatchPolicy,
@@ -214,7 +216,7 @@ func newPlugin(cfg Config, h fwk.Handle, clk clock.PassiveClock, log klog.Logger
 		FormatTime: func(t int64) string {
 			return p.epoch.Add(time.Duration(t) * time.Millisecond).UTC().Format(time.RFC3339)
 		},
-		Observe: observeLoop,
+		Observe: p.metrics.observeLoop,
 	})
 	if err != nil {
 		return nil, err
@@ -306,8 +308,8 @@ func (p *Plugin) run(ctx context.Context) {
 		p.do(func(now int64) {
 			start := time.Now()
 			p.core.Tick(now)
-			loopDuration.Observe(time.Since(start).Seconds())
-			publish(p.core.Stats())
+			p.metrics.observeLoopTime(time.Since(start).Seconds())
+			p.metrics.publish(p.core.Stats())
 		})
 		p.apply(gang.Effects{Activate: p.retry.take()})
 	}
