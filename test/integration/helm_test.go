@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -201,8 +203,15 @@ func TestHelmChart(t *testing.T) {
 		}
 	}
 	scraper := c.metricsScraperToken()
-	if code, body := httpsGet(t, base+"/metrics", scraper); code != http.StatusOK || !strings.Contains(body, "fluence_groups") {
-		t.Errorf("GET /metrics as a scraper: %d, fluence_groups present: %v", code, strings.Contains(body, "fluence_groups"))
+	code, body := httpsGet(t, base+"/metrics", scraper)
+	if code != http.StatusOK || !strings.Contains(body, `fluence_groups{profile="fluence"`) {
+		t.Errorf("GET /metrics as a scraper: %d, fluence_groups of profile fluence present: %v", code, strings.Contains(body, `fluence_groups{profile="fluence"`))
+	}
+	// Every metric the chart's Grafana dashboard queries is one the scheduler serves.
+	for _, name := range dashboardMetrics(t, helm) {
+		if !strings.Contains(body, "\n"+name+"{") && !strings.Contains(body, "\n"+name+" ") {
+			t.Errorf("the dashboard queries %s, which /metrics does not serve", name)
+		}
 	}
 	if code, _ := httpsGet(t, base+"/metrics", ""); code == http.StatusOK {
 		t.Errorf("GET /metrics without credentials: %d, want it refused", code)
@@ -217,6 +226,54 @@ func TestHelmChart(t *testing.T) {
 	if len(refused) > 0 {
 		t.Errorf("the API server refused the chart's service account %d times, first:\n%s", len(refused), strings.Join(refused[:min(3, len(refused))], "\n"))
 	}
+}
+
+// dashboardMetrics renders the chart's dashboard ConfigMap and returns the
+// metric names its panels query (a histogram's _bucket series as served).
+func dashboardMetrics(t *testing.T, helm string) []string {
+	t.Helper()
+	manifest, err := runHelm(helm, "template", releaseName, chartDir, "--namespace", releaseNamespace, "--set", "dashboard.enabled=true")
+	if err != nil {
+		t.Fatalf("helm template --set dashboard.enabled=true: %v\n%s", err, manifest)
+	}
+	cm := findObject(t, decodeManifest(t, manifest), "ConfigMap", releaseName+"-dashboard")
+	if cm.GetLabels()["grafana_dashboard"] != "1" {
+		t.Errorf("dashboard ConfigMap labels %v lack grafana_dashboard=1", cm.GetLabels())
+	}
+	raw, _, _ := unstructured.NestedString(cm.Object, "data", "fluence.json")
+	var dash struct {
+		Panels []struct {
+			ID      int `json:"id"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal([]byte(raw), &dash); err != nil {
+		t.Fatalf("dashboard JSON: %v", err)
+	}
+	seen := map[string]bool{}
+	ids := map[int]bool{}
+	var names []string
+	metricName := regexp.MustCompile(`\b(?:fluence|scheduler)_[a-z_]+`)
+	for _, p := range dash.Panels {
+		if ids[p.ID] {
+			t.Errorf("dashboard panel id %d used twice", p.ID)
+		}
+		ids[p.ID] = true
+		for _, target := range p.Targets {
+			for _, n := range metricName.FindAllString(target.Expr, -1) {
+				if !seen[n] {
+					seen[n] = true
+					names = append(names, n)
+				}
+			}
+		}
+	}
+	if len(names) < 5 {
+		t.Fatalf("the dashboard queries only %v", names)
+	}
+	return names
 }
 
 // helmBinary returns $HELM, or helm built from its module into the user's
