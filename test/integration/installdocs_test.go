@@ -1,0 +1,116 @@
+package integration
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// docCommands returns the lines of doc's sh code blocks that start with
+// prefix, in order.
+func docCommands(t *testing.T, doc, prefix string) []string {
+	t.Helper()
+	data, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	inBlock := false
+	for _, line := range strings.Split(string(data), "\n") {
+		switch {
+		case strings.HasPrefix(line, "```sh"):
+			inBlock = true
+		case strings.HasPrefix(line, "```"):
+			inBlock = false
+		case inBlock && strings.HasPrefix(line, prefix):
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// Every helm command of docs/install.md, as written, against a real API
+// server: install creates the chart's objects, each upgrade changes the
+// configuration as the page says, uninstall removes them.
+func TestInstallDocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped with -short")
+	}
+	helm := helmBinary(t)
+	cmds := docCommands(t, "../../docs/install.md", "helm ")
+	if len(cmds) < 4 {
+		t.Fatalf("docs/install.md has %d helm commands, want install, two upgrades and uninstall: %q", len(cmds), cmds)
+	}
+	c := newFullCluster(t)
+	kubeconfig := c.kubeconfigFile()
+	home := t.TempDir()
+	run := func(line string) string {
+		t.Helper()
+		fields := strings.Fields(line)
+		cmd := exec.Command(helm, append(fields[1:], "--kubeconfig", kubeconfig)...)
+		cmd.Dir = "../.." // the page's paths are from the repository's root
+		cmd.Env = append(os.Environ(), "HELM_CONFIG_HOME="+filepath.Join(home, "config"),
+			"HELM_CACHE_HOME="+filepath.Join(home, "cache"), "HELM_DATA_HOME="+filepath.Join(home, "data"))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, out)
+		}
+		return string(out)
+	}
+	config := func() string {
+		t.Helper()
+		cm, err := c.Client.CoreV1().ConfigMaps(releaseNamespace).Get(c.Ctx, releaseName+"-config", metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("the chart's ConfigMap: %v", err)
+		}
+		return cm.Data["config.yaml"]
+	}
+
+	for _, line := range cmds {
+		fields := strings.Fields(line)
+		switch fields[1] {
+		case "install":
+			run(line)
+			if _, err := c.Client.AppsV1().Deployments(releaseNamespace).Get(c.Ctx, releaseName, metav1.GetOptions{}); err != nil {
+				t.Errorf("after %q: Deployment: %v", line, err)
+			}
+			if _, err := decodeSchedulerConfig(config()); err != nil {
+				t.Errorf("after %q: %v", line, err)
+			}
+		case "upgrade":
+			run(line)
+			cfg := config()
+			if _, err := decodeSchedulerConfig(cfg); err != nil {
+				t.Errorf("after %q: %v", line, err)
+			}
+			// Each upgrade on the page sets one value; the configuration shows it.
+			switch {
+			case strings.Contains(line, "plugin.queuePolicy=hybrid"):
+				if !strings.Contains(cfg, "queuePolicy: hybrid") {
+					t.Errorf("after %q the configuration has no queuePolicy: hybrid:\n%s", line, cfg)
+				}
+			case strings.Contains(line, "oneScheduler=true"):
+				if !strings.Contains(cfg, "schedulerName: default-scheduler") || !strings.Contains(cfg, "queuePolicy: hybrid") {
+					t.Errorf("after %q the configuration lacks the default-scheduler profile or lost the earlier value (--reuse-values):\n%s", line, cfg)
+				}
+			default:
+				t.Errorf("the test does not know what %q should change", line)
+			}
+		case "uninstall":
+			run(line)
+			if _, err := c.Client.AppsV1().Deployments(releaseNamespace).Get(c.Ctx, releaseName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("after %q: Deployment still there (%v)", line, err)
+			}
+			if _, err := c.Client.RbacV1().ClusterRoles().Get(c.Ctx, releaseName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("after %q: ClusterRole still there (%v)", line, err)
+			}
+		default:
+			t.Errorf("docs/install.md runs helm %s, which the test does not check", fields[1])
+		}
+	}
+}
