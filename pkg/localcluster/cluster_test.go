@@ -136,6 +136,3 @@ func TestNodeObjectRefusesBadQuantities(t *testing.T) {
 		}
 	}
 }
-
-
-
