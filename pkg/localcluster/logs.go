@@ -1,0 +1,62 @@
+package localcluster
+
+import (
+	"bytes"
+	"flag"
+	"io"
+	"strconv"
+
+	"k8s.io/klog/v2"
+)
+
+// harmlessErrors are substrings of errors every API server start logs
+// while its bootstrap controllers race the namespaces they need.
+var harmlessErrors = []string{
+	"The manifest file is empty, ignoring.",
+	`namespaces \"kube-system\" not found`,
+	`namespaces \"default\" not found`,
+}
+
+// QuietLogs sends klog (the API server's, the controllers' and the
+// schedulers' log) to w, keeping only errors, minus harmless ones: a
+// terminal running a local cluster shows what needs attention, not the
+// thousands of lines a control plane logs while it starts.
+func QuietLogs(w io.Writer) {
+	var fs flag.FlagSet
+	klog.InitFlags(&fs) // a private flag set bound to klog's global state
+	_ = fs.Set("logtostderr", "false")
+	_ = fs.Set("alsologtostderr", "false")
+	_ = fs.Set("stderrthreshold", "FATAL")
+	_ = fs.Set("one_output", "true")
+	klog.SetOutput(ErrorsOnly{W: w})
+}
+
+// LogTo sends all of klog at verbosity v to w (a log file, say).
+func LogTo(w io.Writer, v int) {
+	var fs flag.FlagSet
+	klog.InitFlags(&fs)
+	_ = fs.Set("logtostderr", "false")
+	_ = fs.Set("alsologtostderr", "false")
+	_ = fs.Set("stderrthreshold", "FATAL")
+	_ = fs.Set("one_output", "true")
+	_ = fs.Set("v", strconv.Itoa(v))
+	klog.SetOutput(w)
+}
+
+
+
+// ErrorsOnly passes klog's error and fatal lines ("E…" and "F…" headers),
+// except harmless ones, to W.
+type ErrorsOnly struct{ W io.Writer }
+
+func (e ErrorsOnly) Write(data []byte) (int, error) {
+	if len(data) == 0 || (data[0] != 'E' && data[0] != 'F') {
+		return len(data), nil
+	}
+	for _, h := range harmlessErrors {
+		if bytes.Contains(data, []byte(h)) {
+			return len(data), nil
+		}
+	}
+	return e.W.Write(data)
+}
