@@ -43,8 +43,6 @@ func LogTo(w io.Writer, v int) {
 	klog.SetOutput(w)
 }
 
-
-
 // ErrorsOnly passes klog's error and fatal lines ("E…" and "F…" headers),
 // except harmless ones, to W.
 type ErrorsOnly struct{ W io.Writer }
