@@ -35,7 +35,7 @@ func StartEtcd(dir string) (*Etcd, error) {
 }
 
 func startEtcdOnce(dir string) (*Etcd, error) {
-	ports, err := freePorts(2)
+	ports, err := FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
@@ -84,8 +84,8 @@ func (e *Etcd) Close() {
 	e.e.Close()
 }
 
-// freePorts returns n distinct loopback TCP ports that were free a moment ago.
-func freePorts(n int) ([]int, error) {
+// FreePorts returns n distinct loopback TCP ports that were free a moment ago.
+func FreePorts(n int) ([]int, error) {
 	var ports []int
 	for range n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")

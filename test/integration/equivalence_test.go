@@ -69,7 +69,7 @@ func TestSimulatorMatchesScheduler(t *testing.T) {
 	c.waitForPodPhase(2*time.Minute, corev1.PodSucceeded, all...)
 	c.checkInvariants(inv)
 
-	recs := ns.records()
+	recs := ns.Records()
 	var real []groupStart
 	for _, g := range w.Groups {
 		gs := groupStart{name: g.Name}

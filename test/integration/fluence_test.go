@@ -21,15 +21,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
-	"k8s.io/kubernetes/test/integration/framework"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fluence-sched/fluence/pkg/groups"
+	"github.com/fluence-sched/fluence/pkg/localcluster"
 	"github.com/fluence-sched/fluence/pkg/plugin"
 	"github.com/fluence-sched/fluence/pkg/sim"
 	"github.com/fluence-sched/fluence/pkg/sim/experiments"
@@ -108,7 +105,7 @@ func fluenceConfig(t testing.TB, args map[string]string) string {
 // startFluence starts a cluster of n nodes with the given CPUs and memory,
 // the invariant checker, the node simulator and the fluence scheduler with
 // the shipped configuration (some plugin arguments replaced by args).
-func startFluence(t *testing.T, n int, cpu, memory string, args map[string]string) (*cluster, *invariants, *nodeSim, func()) {
+func startFluence(t *testing.T, n int, cpu, memory string, args map[string]string) (*cluster, *invariants, *localcluster.NodeSim, func()) {
 	t.Helper()
 	c := newCluster(t)
 	c.addNodes("node", n, cpu, memory)
@@ -119,7 +116,7 @@ func startFluence(t *testing.T, n int, cpu, memory string, args map[string]strin
 // runFluence starts the invariant checker, the node simulator and the
 // fluence scheduler with the shipped configuration (some plugin arguments
 // replaced by args) on c's nodes; a failed test logs the waiting pods.
-func (c *cluster) runFluence(args map[string]string) (*invariants, *nodeSim, func()) {
+func (c *cluster) runFluence(args map[string]string) (*invariants, *localcluster.NodeSim, func()) {
 	c.t.Helper()
 	inv := startInvariants(c)
 	sim := startNodeSim(c, simOptions{})
@@ -718,32 +715,6 @@ func TestSchedulerPluginsPodGroup(t *testing.T) {
 	c.createPodGroup("late", 2)
 	c.waitForPodPhase(30*time.Second, corev1.PodSucceeded, names(late)...)
 	c.checkInvariants(inv)
-}
-
-// newFullCluster starts the complete kube-apiserver (with the
-// apiextensions server, so CRDs work), as kube-apiserver's own test server
-// builds it, on the shared etcd, with any extra kube-apiserver flags.
-func newFullCluster(t *testing.T, flags ...string) *cluster {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: skipped with -short")
-	}
-	server := kubeapiservertesting.StartTestServerOrDie(t, nil, append([]string{
-		"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition,Priority,StorageObjectInUseProtection",
-	}, flags...), framework.SharedEtcd())
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(func() {
-		cancel()
-		server.TearDownFn()
-	})
-	cfg := rest.CopyConfig(server.ClientConfig)
-	cfg.QPS, cfg.Burst = -1, 0
-	client := kubernetes.NewForConfigOrDie(cfg)
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testNamespace}}
-	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return &cluster{t: t, Ctx: ctx, Client: client, Config: cfg, NS: testNamespace}
 }
 
 // Pods owned by a Job without any group label form a group of the Job's

@@ -55,7 +55,7 @@ func TestHarnessSmoke(t *testing.T) {
 		c.createPods(newTestPod(name, "default-scheduler", "2", "", time.Second, nil))
 	}
 	c.waitForPodPhase(60*time.Second, corev1.PodSucceeded, names...)
-	recs := sim.records()
+	recs := sim.Records()
 	for _, name := range names {
 		r, ok := recs[c.NS+"/"+name]
 		if !ok {

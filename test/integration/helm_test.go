@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fluence-sched/fluence/pkg/groups"
+	"github.com/fluence-sched/fluence/pkg/localcluster"
 )
 
 // Helm itself, built from its Go module the first time (about two minutes on
@@ -143,7 +144,7 @@ func TestHelmChart(t *testing.T) {
 	if err := os.WriteFile(configFile, []byte(setClient(config, "kubeconfig", kubeconfig)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ports, err := freePorts(1)
+	ports, err := localcluster.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}

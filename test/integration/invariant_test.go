@@ -441,3 +441,7 @@ func (v *invariants) checkNode(node string) {
 		v.record("%s", msg)
 	}
 }
+
+func isTerminal(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}

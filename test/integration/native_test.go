@@ -18,6 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
+
+	"github.com/fluence-sched/fluence/pkg/localcluster"
 )
 
 // newNativeCluster starts the complete kube-apiserver serving Kubernetes
@@ -32,7 +34,7 @@ import (
 // `fluence scheduler` ships: fluence alone places the groups and writes
 // their status.
 func newNativeCluster(t *testing.T) *cluster {
-	return newFullCluster(t, "--runtime-config=scheduling.k8s.io/v1alpha2=true", "--feature-gates=GenericWorkload=true")
+	return startCluster(t, localcluster.Options{FeatureGates: map[string]bool{"GenericWorkload": true}})
 }
 
 // startFluenceProcess runs `fluence scheduler` with the test configuration
@@ -202,9 +204,9 @@ func TestNativePodGroupNotServed(t *testing.T) {
 	if !klogQuiet {
 		t.Skip("klog's output was configured by the user; this test reads it")
 	}
-	capture := &lineCapture{next: errorsOnly{os.Stderr}}
+	capture := &lineCapture{next: localcluster.ErrorsOnly{W: os.Stderr}}
 	klog.SetOutput(capture)
-	t.Cleanup(func() { klog.SetOutput(errorsOnly{os.Stderr}) })
+	t.Cleanup(func() { klog.SetOutput(localcluster.ErrorsOnly{W: os.Stderr}) })
 
 	c, inv, _, _ := startFluence(t, 2, "2", "4Gi", nil)
 	pods := nativePods("solver", 2, "1") // spec.schedulingGroup is dropped: GenericWorkload is off
