@@ -111,6 +111,12 @@ func startAPIServer(ctx context.Context, dir, etcdURL, prefix string, disabledAd
 		listener.Close()
 		return nil, fmt.Errorf("kube-apiserver flags: %w", err)
 	}
+	if fs.Changed("feature-gates") {
+		// They would reach the API server but not the schedulers and
+		// controllers in this process.
+		listener.Close()
+		return nil, fmt.Errorf("kube-apiserver flags: give feature gates as Options.FeatureGates, not --feature-gates")
+	}
 	if err := registry.Set(); err != nil {
 		listener.Close()
 		return nil, err
