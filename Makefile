@@ -6,7 +6,15 @@ GO      ?= go
 # fixed in Go 1.27). FUZZTIME=60s (or 1000000x) overrides every target.
 FUZZTIME ?=
 
-.PHONY: all build test unit integration fuzz vet bench bench-engine bench-scheduler bench-scheduler-5k demo sim clean
+.PHONY: all build test unit integration fuzz vet bench bench-engine bench-scheduler bench-scheduler-5k demo sim image clean
+
+# The image's version, name and creation time (`make image`). The creation
+# time is the last commit's (or SOURCE_DATE_EPOCH), so building the same
+# commit again gives the same digests.
+VERSION           ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION          ?= $(shell git rev-parse HEAD 2>/dev/null)
+IMAGE             ?= ghcr.io/fluence-sched/fluence:$(VERSION)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
 all: build test
 
@@ -63,5 +71,13 @@ demo:
 sim:
 	$(GO) run ./cmd/fluence sim
 
+# The image for linux/amd64 and linux/arm64, without Docker or any daemon
+# (cmd/fluence-image): into _output/image, an OCI layout (oci/), the same as
+# one OCI archive (fluence.tar) and a docker-archive per platform
+# (fluence-linux-ARCH.docker.tar). docs/install.md says which tool takes which.
+image:
+	$(GO) run ./cmd/fluence-image --out _output/image --image $(IMAGE) --version $(VERSION) --revision "$(REVISION)" --created $(SOURCE_DATE_EPOCH)
+
 clean:
 	$(GO) clean -testcache
+	rm -rf _output
