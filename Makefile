@@ -28,8 +28,11 @@ vet:
 # runs on its own, after the other packages: its checks are on order, not
 # time, but its workloads run in real time, and on a 2-core machine the
 # other packages' tests would share its CPUs.
+# internal/image's TestImage compiles fluence for two platforms: with a cold
+# build cache that alone takes about 7 minutes of two idle cores, past
+# go test's default 10-minute limit once other packages share them.
 unit:
-	$(GO) test $$($(GO) list ./... | grep -v /test/integration)
+	$(GO) test -timeout 30m $$($(GO) list ./... | grep -v /test/integration)
 
 integration:
 	$(GO) test -timeout 30m ./test/integration
