@@ -1,16 +1,26 @@
-# The fluence image: one static binary (scheduler, sim, match, demo) on a
-# distroless base, run as an unprivileged user. The Helm chart in
-# deploy/helm/fluence runs `fluence scheduler`.
-#   docker build -t <registry>/fluence:<version> --build-arg VERSION=<version> .
-FROM golang:1.26 AS build
+# The fluence image for those who have Docker: the same image `make image`
+# builds without one (internal/image): one static binary (scheduler, sim,
+# match, demo) at /fluence on an empty base, run as user 65532. The Helm
+# chart in deploy/helm/fluence runs `fluence scheduler`.
+#   docker build -t <registry>/fluence:<version> --build-arg VERSION=<version> --build-arg REVISION=$(git rev-parse HEAD) .
+#   docker buildx build --platform linux/amd64,linux/arm64 ...   (cross-compiles; no emulation)
+FROM --platform=$BUILDPLATFORM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=dev
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/fluence ./cmd/fluence
+ARG TARGETOS=linux
+ARG TARGETARCH
+RUN CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/fluence ./cmd/fluence
 
-FROM gcr.io/distroless/static-debian12:nonroot
+FROM scratch
+ARG VERSION=dev
+ARG REVISION=
+LABEL org.opencontainers.image.title=fluence \
+      org.opencontainers.image.version=${VERSION} \
+      org.opencontainers.image.revision=${REVISION} \
+      org.opencontainers.image.source=https://github.com/fluence-sched/fluence
 COPY --from=build /out/fluence /fluence
 USER 65532:65532
 ENTRYPOINT ["/fluence"]
