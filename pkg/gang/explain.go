@@ -201,7 +201,7 @@ func (s *Snapshot) explainPlaced(e *Explanation) {
 	e.Summary = fmt.Sprintf("%s is placed: %d pods on %s, started %s after waiting %s.", g.ID.Key, g.Placed, listSome(nodes, 8), s.ago(g.Started), s.span(g.Started-g.Since))
 	e.Details = append(e.Details, fmt.Sprintf("%d of its %d pods are bound.", g.Bound, g.Placed))
 	if g.PlannedEnd >= 0 {
-		e.Details = append(e.Details, fmt.Sprintf("It is planned to end at %s (its declared duration, or the default); the engine extends the plan while its pods still run.", s.when(g.PlannedEnd)))
+		e.Details = append(e.Details, fmt.Sprintf("It is planned to end at %s, from its declared duration or the default; the engine extends the plan while its pods still run.", s.when(g.PlannedEnd)))
 	} else {
 		e.Details = append(e.Details, "It has no planned end.")
 	}

@@ -226,7 +226,11 @@ type Status struct {
 	Code    int    `json:"code"`
 }
 
+// MessagePrefix starts the message of every Status the scheduler writes,
+// so that a client tells the scheduler's refusals from the API server's.
+const MessagePrefix = "fluence: "
+
 // NewStatus returns the failure Status for an HTTP code.
 func NewStatus(code int, reason, message string) Status {
-	return Status{TypeMeta: TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: "Failure", Message: message, Reason: reason, Code: code}
+	return Status{TypeMeta: TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: "Failure", Message: MessagePrefix + message, Reason: reason, Code: code}
 }

@@ -13,12 +13,9 @@ import (
 // The inspection API as the scheduler serves it, over a plugin in the
 // framework: a placed group, a rejected one, every path and every refusal.
 func TestInspectionAPI(t *testing.T) {
-	h := newHarness(t, nodes(3, "4"), nil)
 	placed := groupPods("a", 2, "2", "4")
 	huge := groupPods("huge", 1, "1", "8")
-	for _, p := range append(placed, huge...) {
-		h.create(p)
-	}
+	h := newHarness(t, nodes(3, "4"), append(placed, huge...))
 	for _, p := range placed {
 		h.place(p)
 	}
