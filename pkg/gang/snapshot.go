@@ -26,10 +26,10 @@ type Snapshot struct {
 	// Queue lists the requests in the queue, in the engine's order: the
 	// groups it considers (pending or reserved) first, then those blocked
 	// until resources change.
-	Queue []QueueEntry
-	Groups  []GroupStatus // by key
-	Nodes   []NodeStatus  // by name
-	Graph   GraphSummary
+	Queue  []QueueEntry
+	Groups []GroupStatus // by key
+	Nodes  []NodeStatus  // by name
+	Graph  GraphSummary
 
 	format func(int64) string
 }

@@ -28,7 +28,9 @@ func (c Clock) ptr(t int64) *time.Time {
 	return &at
 }
 
-func (c Clock) seconds(ticks int64) float64 { return float64(ticks) / float64(max(c.TicksPerSecond, 1)) }
+func (c Clock) seconds(ticks int64) float64 {
+	return float64(ticks) / float64(max(c.TicksPerSecond, 1))
+}
 
 // View is one profile's snapshot, ready to be answered from.
 type View struct {
