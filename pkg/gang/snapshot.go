@@ -163,14 +163,15 @@ func (c *Core) Snapshot(now int64) Snapshot {
 		format:         c.cfg.FormatTime,
 	}
 	s.Nodes = c.nodeStatuses()
-	free := map[string]Resources{}
+	fr := &freeNodes{admits: map[string][]bool{}}
 	for _, n := range s.Nodes {
 		if !n.Down && !n.Overloaded {
-			free[n.Name] = n.Allocatable.minus(n.Allocated)
+			fr.nodes = append(fr.nodes, c.nodes[n.Name])
+			fr.free = append(fr.free, n.Allocatable.minus(n.Allocated))
 		}
 	}
 	for _, g := range c.sortedGroups() {
-		s.Groups = append(s.Groups, c.groupStatus(g, free))
+		s.Groups = append(s.Groups, c.groupStatus(g, fr))
 	}
 	s.Queue = c.queued()
 	s.Graph = c.graphSummary()
@@ -243,9 +244,31 @@ func (c *Core) queued() []QueueEntry {
 	return out
 }
 
-// groupStatus describes one group; free is what each node that takes new
-// work has free.
-func (c *Core) groupStatus(g *group, free map[string]Resources) GroupStatus {
+// freeNodes are the nodes that take new work, by name, with what each has
+// free, and which of them each node filter admits (asked once per filter
+// key and snapshot: the groups that wait usually share a few).
+type freeNodes struct {
+	nodes  []*Node
+	free   []Resources
+	admits map[string][]bool
+}
+
+func (f *freeNodes) admitted(flt NodeFilter) []bool {
+	k := flt.Key()
+	if a, ok := f.admits[k]; ok {
+		return a
+	}
+	a := make([]bool, len(f.nodes))
+	for i, n := range f.nodes {
+		a[i] = flt.Admits(n)
+	}
+	f.admits[k] = a
+	return a
+}
+
+// groupStatus describes one group; fr is what the nodes that take new
+// work have free.
+func (c *Core) groupStatus(g *group, fr *freeNodes) GroupStatus {
 	st := GroupStatus{
 		ID: g.id, Phase: g.phase().String(), Reason: g.reason, Priority: g.priority,
 		Pods: len(g.members), Since: g.since, Started: -1, PlannedEnd: -1, ReservedAt: g.reservedAt,
@@ -288,10 +311,28 @@ func (c *Core) groupStatus(g *group, free map[string]Resources) GroupStatus {
 	if unlimited {
 		st.PlannedEnd = -1
 	}
+	slotted := map[string]bool{}
+	for _, a := range g.allocs {
+		for _, sl := range a.slots {
+			if a.running && sl.pod != "" {
+				slotted[sl.pod] = true
+			}
+		}
+	}
 	var waiting []*Pod
+	// The nodes the waiting pods may use: pods with the same filter key
+	// admit the same nodes, so each key is asked once per node.
+	filters := map[string]NodeFilter{}
+	anyNode := false
 	for _, p := range g.sortedMembers() {
-		if _, s := g.slotOf(p.UID); s == nil && p.NodeName == "" && !p.Deleting {
-			waiting = append(waiting, p)
+		if slotted[p.UID] || p.NodeName != "" || p.Deleting {
+			continue
+		}
+		waiting = append(waiting, p)
+		if p.Filter == nil {
+			anyNode = true
+		} else {
+			filters[p.Filter.Key()] = p.Filter
 		}
 	}
 	for i, p := range waiting {
@@ -304,14 +345,17 @@ func (c *Core) groupStatus(g *group, free map[string]Resources) GroupStatus {
 		st.SmallestPod = st.SmallestPod.least(r)
 	}
 	if len(waiting) > 0 {
-		for _, name := range slices.Sorted(maps.Keys(free)) {
-			n := c.nodes[name]
-			if !slices.ContainsFunc(waiting, func(p *Pod) bool { return p.Filter == nil || p.Filter.Admits(n) }) {
+		var admits [][]bool
+		for _, k := range slices.Sorted(maps.Keys(filters)) {
+			admits = append(admits, fr.admitted(filters[k]))
+		}
+		for i := range fr.nodes {
+			if !anyNode && !slices.ContainsFunc(admits, func(a []bool) bool { return a[i] }) {
 				continue
 			}
 			st.Eligible++
-			st.Free = st.Free.plus(free[name])
-			st.LargestFree = st.LargestFree.most(free[name])
+			st.Free = st.Free.plus(fr.free[i])
+			st.LargestFree = st.LargestFree.most(fr.free[i])
 		}
 	}
 	return st
