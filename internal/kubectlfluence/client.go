@@ -107,7 +107,9 @@ func (c *client) explainError(err error) error {
 		return fmt.Errorf("%w\n(the API server does not serve %s: is the fluence chart installed with inspect.enabled, or give --scheduler-url)", err, inspect.APIVersion)
 	case code == http.StatusServiceUnavailable && c.ep.SchedulerURL == "" && !isStatusFromScheduler(err):
 		return fmt.Errorf("%w\n(the API server cannot reach the fluence scheduler: kubectl get apiservice %s.%s)", err, inspect.Version, inspect.GroupName)
-	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+	case code == http.StatusUnauthorized:
+		return fmt.Errorf("%w\n(%s did not accept your kubeconfig's credentials)", err, where)
+	case code == http.StatusForbidden:
 		return fmt.Errorf("%w\n(%s refused you: you need get/list on %s in group %s; the chart's ClusterRole <release>-inspect grants them)", err, where, "groups, queue, nodes or graph", inspect.GroupName)
 	}
 	return err

@@ -25,7 +25,9 @@ type options struct {
 func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	o := &options{streams: streams, config: genericclioptions.NewConfigFlags(true), ep: endpoint{Attempts: 5, Pause: 500 * time.Millisecond}}
 	cmd := &cobra.Command{
-		Use:   "kubectl-fluence",
+		Use: "kubectl-fluence",
+		// kubectl runs the plugin as `kubectl fluence`: so does its help.
+		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl fluence"},
 		Short: "Inspect the fluence scheduler: its groups, queue, nodes and graph, and why a group waits",
 		Long: `Inspect the fluence scheduler: the pod groups it knows, its queue with
 reservations, what is held on each node, its resource graph, and why a group

@@ -220,7 +220,7 @@ func TestErrors(t *testing.T) {
 		requests int64
 	}{
 		{"forbidden", func(int64) *inspect.Status { return forbidden }, []string{"groups"}, []string{"forbidden", "ClusterRole <release>-inspect"}, 1},
-		{"not installed", nil, []string{"nodes", "--profile", "x", "--server", "://bad"}, []string{"://bad"}, 0},
+		{"bad server address", nil, []string{"nodes", "--server", "://bad"}, []string{"://bad"}, 0},
 		{"unknown group", nil, []string{"explain", "nothing"}, []string{"fluence knows no group nothing"}, 1},
 		{"standby, then the leader", func(n int64) *inspect.Status {
 			if n < 3 {
@@ -256,7 +256,7 @@ func TestErrors(t *testing.T) {
 }
 
 // The API server's own 404 (the API is not installed) is told apart from
-// the scheduler's.
+// the scheduler's, and a refused credential from a refused right.
 func TestNotInstalledHint(t *testing.T) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -267,5 +267,11 @@ func TestNotInstalledHint(t *testing.T) {
 	_, _, err := run(t, srv, "groups")
 	if err == nil || !strings.Contains(err.Error(), "does not serve "+inspect.APIVersion) {
 		t.Errorf("error %v, want a hint that the API is not installed", err)
+	}
+	// The stand-in API server takes only the token "secret".
+	api, _ := apiServer(t, view(t), nil)
+	_, _, err = run(t, api, "groups", "--token", "wrong")
+	if err == nil || !strings.Contains(err.Error(), "did not accept your kubeconfig's credentials") {
+		t.Errorf("a wrong token: %v, want it said the credentials were not accepted", err)
 	}
 }
