@@ -100,8 +100,11 @@ func (s *Snapshot) Explain(key string) (Explanation, bool) {
 		s.explainPlaced(&e)
 	default:
 		e.Verdict = VerdictGathering
-		have := g.Pods
-		e.Summary = fmt.Sprintf("%s waits for its pods: %d of %d exist (it was first seen %s).", key, have, g.ID.Size, s.ago(g.Since))
+		if g.Pods >= int(g.ID.Size) {
+			e.Summary = fmt.Sprintf("%s has its %d pods; the engine takes it up at its next loop (about once a second, or when resources are freed).", key, g.ID.Size)
+			break
+		}
+		e.Summary = fmt.Sprintf("%s waits for its pods: %d of %d exist (it was first seen %s).", key, g.Pods, g.ID.Size, s.ago(g.Since))
 		if g.Placed > 0 {
 			e.Details = append(e.Details, fmt.Sprintf("%d of its pods hold a place; it asks for the others once they exist.", g.Placed))
 		}

@@ -187,6 +187,13 @@ func TestExplainVerdicts(t *testing.T) {
 			s.Queue, s.Groups = []QueueEntry{waiting("ns/a", -1)}, []GroupStatus{g}
 			return s
 		}, "ns/a", VerdictWaiting, []string{"None of the nodes its 2 waiting pods may use takes new work now"}},
+		{"all its pods, not yet queued", func() Snapshot {
+			s := base(queue.Easy)
+			g := queued("ns/a")
+			g.Phase = "gathering"
+			s.Groups = []GroupStatus{g}
+			return s
+		}, "ns/a", VerdictGathering, []string{"ns/a has its 2 pods; the engine takes it up at its next loop"}},
 		{"invalid", func() Snapshot {
 			s := base(queue.Easy)
 			g := queued("ns/a")
