@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -180,118 +179,6 @@ func (o *options) nodes(ctx context.Context, c *client, _ string) error {
 			n.Zone, orNone(n.Rack), fmt.Sprintf("%d pods, cpu %s, memory %s", n.Foreign.Pods, cpu(n.Foreign.CPUMillis), memory(n.Foreign.MemoryBytes))})
 	}
 	return o.printTable(cols, rows)
-}
-
-func (o *options) graph(ctx context.Context, c *client, _ string) error {
-	var g inspect.Graph
-	if err := c.get(ctx, inspect.ResourceGraph, "", "", &g); err != nil {
-		return err
-	}
-	if done, err := o.printRaw(g); done {
-		return err
-	}
-	w := o.streams.Out
-	if !g.Built {
-		fmt.Fprintln(w, "No graph yet: fluence has seen no node.")
-		return nil
-	}
-	var types []string
-	for _, t := range g.Types {
-		types = append(types, fmt.Sprintf("%s %d", t.Type, t.Vertices))
-	}
-	fmt.Fprintf(w, "%d vertices (%s); built %d times", g.Vertices, strings.Join(types, ", "), g.Rebuilds)
-	if g.Stale {
-		fmt.Fprint(w, "; nodes changed since, rebuilt before the next decision")
-	}
-	fmt.Fprintln(w)
-	printVertex(w, g.Root, "", "", o.output == "wide")
-	return nil
-}
-
-// printVertex draws the graph as a tree. A node's pools go on its own line
-// unless wide, which draws them as vertices too.
-func printVertex(w io.Writer, v *inspect.Vertex, lead, childLead string, wide bool) {
-	fmt.Fprintf(w, "%s%s %s", lead, v.Type, v.Name)
-	children := v.Children
-	if v.Type == "node" && !wide {
-		var pools []string
-		for _, c := range v.Children {
-			pools = append(pools, pool(c))
-		}
-		if len(pools) > 0 {
-			fmt.Fprintf(w, ": %s", strings.Join(pools, ", "))
-		}
-		children = nil
-	} else if len(children) == 0 && v.Type != "cluster" {
-		fmt.Fprintf(w, ": %s", strings.TrimPrefix(pool(v), v.Type+" "))
-	}
-	if v.Down {
-		fmt.Fprint(w, " (down)")
-	}
-	fmt.Fprintln(w)
-	for i, c := range children {
-		if i == len(children)-1 {
-			printVertex(w, c, childLead+"└── ", childLead+"    ", wide)
-		} else {
-			printVertex(w, c, childLead+"├── ", childLead+"│   ", wide)
-		}
-	}
-}
-
-// pool renders a leaf: its size in its unit, or a count of identical ones.
-func pool(v *inspect.Vertex) string {
-	switch {
-	case v.Count > 1:
-		return fmt.Sprintf("%s ×%d", v.Type, v.Count)
-	case v.Unit == "m":
-		return v.Type + " " + cpu(v.Size)
-	case v.Unit == "MiB":
-		return v.Type + " " + memory(v.Size<<20)
-	}
-	return fmt.Sprintf("%s %d%s", v.Type, v.Size, v.Unit)
-}
-
-func (o *options) explain(ctx context.Context, c *client, namespace, name string) error {
-	var e inspect.Explanation
-	if err := c.get(ctx, inspect.ResourceGroups, namespace, name, &e); err != nil {
-		return err
-	}
-	if done, err := o.printRaw(e); done {
-		return err
-	}
-	w := printers.GetNewTabWriter(o.streams.Out)
-	defer w.Flush()
-	g := e.Group
-	fmt.Fprintf(w, "Group:\t%s\n", g.Key)
-	fmt.Fprintf(w, "Source:\t%s\n", g.Source)
-	fmt.Fprintf(w, "Size:\t%d (%d pods exist, %d placed, %d bound)\n", g.Size, g.Pods, g.Placed, g.Bound)
-	fmt.Fprintf(w, "State:\t%s\n", e.Verdict)
-	fmt.Fprintf(w, "Waited:\t%s\n", span(time.Duration(g.WaitSeconds*float64(time.Second))))
-	if e.Position > 0 {
-		fmt.Fprintf(w, "Queue:\t%d of %d\n", e.Position, e.Queued)
-	}
-	switch {
-	case e.ExpectedStart != nil:
-		fmt.Fprintf(w, "Expected start:\t%s (%s)\n", e.ExpectedStart.Format(time.RFC3339), relative(e.Time, *e.ExpectedStart))
-	case g.Started != nil:
-		fmt.Fprintf(w, "Started:\t%s (%s)\n", g.Started.Format(time.RFC3339), relative(e.Time, *g.Started))
-	case e.Verdict != "rejected" && e.Verdict != "invalid":
-		fmt.Fprintf(w, "Expected start:\tnot planned yet\n")
-	}
-	if len(g.Nodes) > 0 {
-		fmt.Fprintf(w, "Nodes:\t%s\n", strings.Join(g.Nodes, ", "))
-	}
-	fmt.Fprintf(w, "Why:\t%s\n", e.Summary)
-	for _, d := range e.Details {
-		fmt.Fprintf(w, "\t%s\n", d)
-	}
-	if len(e.Short) > 0 {
-		fmt.Fprintf(w, "Short:\tRESOURCE\tASKED\tAVAILABLE\tLARGEST POD\tLARGEST NODE\n")
-		for _, s := range e.Short {
-			fmt.Fprintf(w, "\t%s\t%s\t%s\t%s\t%s\n", s.Resource, amount(s.Resource, s.Need), amount(s.Resource, s.Have), amount(s.Resource, s.PerPod), amount(s.Resource, s.PerNode))
-		}
-	}
-	return nil
 }
 
 // relative says how far t is from now: "in 9m40s" or "12s ago".
