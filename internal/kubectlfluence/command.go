@@ -28,7 +28,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Use: "kubectl-fluence",
 		// kubectl runs the plugin as `kubectl fluence`: so does its help.
 		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl fluence"},
-		Short: "Inspect the fluence scheduler: its groups, queue, nodes and graph, and why a group waits",
+		Short:       "Inspect the fluence scheduler: its groups, queue, nodes and graph, and why a group waits",
 		Long: `Inspect the fluence scheduler: the pod groups it knows, its queue with
 reservations, what is held on each node, its resource graph, and why a group
 waits or was rejected and when it is expected to start.

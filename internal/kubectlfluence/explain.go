@@ -53,4 +53,3 @@ func (o *options) explain(ctx context.Context, c *client, namespace, name string
 	}
 	return nil
 }
-

@@ -77,4 +77,3 @@ func pool(v *inspect.Vertex) string {
 	}
 	return fmt.Sprintf("%s %d%s", v.Type, v.Size, v.Unit)
 }
-
