@@ -50,6 +50,13 @@
 // when the nodes change, or when one of its pods changes what it asks for
 // (a malformed requirement fixed).
 //
+// Snapshot copies the core's state for inspection (the queue in the
+// engine's order with its reservations, groups with their placement and
+// what their waiting pods ask against what is free to them, nodes with what
+// is held on them, the graph's shape); Snapshot.Explain turns it into the
+// reasons a group waits, is held or was rejected, in words and numbers.
+// Taking one changes nothing.
+//
 // Framework drives the core the way kube-scheduler drives the plugin,
 // without an API server: the simulator and the scripted tests
 // (testdata/scripts) use it.

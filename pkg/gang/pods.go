@@ -99,7 +99,7 @@ func (c *Core) addMember(p *Pod, id GroupID) *group {
 	}
 	g := c.groups[id.Key]
 	if g == nil {
-		g = newGroup(id)
+		g = newGroup(id, c.now)
 		c.groups[id.Key] = g
 	}
 	if g.id.Source == SourceRecord && id.Source != SourceRecord {
@@ -184,7 +184,7 @@ func (c *Core) adopt(p *Pod) {
 	g := c.groups[key]
 	if g == nil {
 		ns, name, _ := strings.Cut(key, "/")
-		g = newGroup(GroupID{Namespace: ns, Name: name, Key: key, Source: SourceRecord})
+		g = newGroup(GroupID{Namespace: ns, Name: name, Key: key, Source: SourceRecord}, c.now)
 		c.groups[key] = g
 	}
 	var a *alloc

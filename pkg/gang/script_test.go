@@ -245,6 +245,17 @@ func (s *script) exec(f []string) error {
 		s.restart()
 	case "state":
 		s.state()
+	case "inspect":
+		s.inspect()
+	case "explain":
+		// explain NAME: the group ns/NAME, or the one group of ns named NAME.
+		snap := s.core.Snapshot(s.now)
+		keys := snap.Lookup("ns", f[1])
+		if len(keys) != 1 {
+			return fmt.Errorf("explain %s: groups %v", f[1], keys)
+		}
+		e, _ := snap.Explain(keys[0])
+		printExplanation(&s.out, e)
 	default:
 		return fmt.Errorf("unknown command %q", f[0])
 	}

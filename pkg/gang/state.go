@@ -94,10 +94,13 @@ type group struct {
 	early bool
 	// invalidBy is the pod whose size disagreed with the group's.
 	invalidBy string
+	// since is when the core first saw the group: inspection reports how
+	// long it has waited.
+	since int64
 }
 
-func newGroup(id GroupID) *group {
-	return &group{id: id, members: map[string]*Pod{}, reservedAt: -1}
+func newGroup(id GroupID, since int64) *group {
+	return &group{id: id, members: map[string]*Pod{}, reservedAt: -1, since: since}
 }
 
 // slotOf returns the pod's slot in a placed allocation.

@@ -25,6 +25,13 @@
 // waiting at Permit, records events, and queues PodGroup conditions for a
 // writer that writes one group at a time (groups.ConditionWriter).
 //
+// # Inspection
+//
+// Inspectors collects the process's fluence plugins by profile; its
+// Handler serves the read-only inspection API (pkg/inspect) from a
+// snapshot of the core taken under the plugin's lock. The scheduler
+// command mounts it on the secure port (internal/schedserver).
+//
 // Bind writes the allocation record into the Binding's annotations (the
 // API server copies them onto the pod), which is what a restarted
 // scheduler rebuilds from.

@@ -178,6 +178,8 @@ type harness struct {
 	rec   *recorder
 	mu    sync.Mutex
 	trace []plugin.TraceEvent
+	// insp is the inspection API's view of the plugin.
+	insp *plugin.Inspectors
 }
 
 // newHarness builds the framework over a cluster holding the given nodes
@@ -195,7 +197,7 @@ func newHarness(t *testing.T, nodes []*corev1.Node, pods []*corev1.Pod) *harness
 		objs = append(objs, p)
 	}
 	h := &harness{t: t, ctx: ctx, cs: fake.NewClientset(objs...), act: &activator{}, rec: &recorder{},
-		snap: internalcache.NewSnapshot(nil, nodes)}
+		snap: internalcache.NewSnapshot(nil, nodes), insp: plugin.NewInspectors()}
 	factory := informers.NewSharedInformerFactory(h.cs, 0)
 	t.Cleanup(func() {
 		cancel()
@@ -211,7 +213,7 @@ func newHarness(t *testing.T, nodes []*corev1.Node, pods []*corev1.Pod) *harness
 		},
 		PluginConfig: []config.PluginConfig{{Name: plugin.Name, Args: &plugin.Args{PermitTimeout: permitTimeout.String()}}},
 	}
-	registry := frameworkruntime.Registry{plugin.Name: plugin.NewWith(plugin.Options{Trace: func(e plugin.TraceEvent) {
+	registry := frameworkruntime.Registry{plugin.Name: plugin.NewWith(plugin.Options{Inspectors: h.insp, Trace: func(e plugin.TraceEvent) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		h.trace = append(h.trace, e)

@@ -84,6 +84,9 @@ type Options struct {
 	// the plugin saw them (tests check that no pod of an allocation binds
 	// before all of it was reserved).
 	Trace func(TraceEvent)
+	// Inspectors, if set, learns of every fluence profile built, for the
+	// inspection API the scheduler serves (Inspectors.Handler).
+	Inspectors *Inspectors
 }
 
 // TraceEvent is one step of a pod in its allocation.
@@ -109,6 +112,9 @@ func NewWith(o Options) func(context.Context, runtime.Object, fwk.Handle) (fwk.P
 			return nil, err
 		}
 		p.trace = o.Trace
+		if o.Inspectors != nil {
+			o.Inspectors.add(p)
+		}
 		return p, nil
 	}
 }
@@ -211,7 +217,7 @@ func newPlugin(cfg Config, h fwk.Handle, clk clock.PassiveClock, log klog.Logger
 		Queue:           cfg.Queue,
 		RackLabel:       cfg.RackLabel,
 		DefaultDuration: cfg.DefaultDuration,
-		TicksPerSecond:  1000,
+		TicksPerSecond:  ticksPerSecond,
 		RunID:           fmt.Sprint(p.epoch.UnixNano()),
 		FormatTime: func(t int64) string {
 			return p.epoch.Add(time.Duration(t) * time.Millisecond).UTC().Format(time.RFC3339)
@@ -237,8 +243,10 @@ func objectOf[T any](o any) (T, bool) {
 	return zero, false
 }
 
-// now is core time: milliseconds since the plugin started, the unit the
-// simulator drives the core in too.
+// ticksPerSecond is the core's unit: milliseconds, as the simulator's.
+const ticksPerSecond = 1000
+
+// now is core time: milliseconds since the plugin started.
 func (p *Plugin) now() int64 { return p.clock.Since(p.epoch).Milliseconds() }
 
 // do runs f on the core under its lock and carries out the effects after

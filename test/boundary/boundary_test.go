@@ -14,7 +14,9 @@ import (
 
 // enginePackages are the roots of the engine; everything they import,
 // directly or not, must stay free of Kubernetes.
-var enginePackages = []string{"resource", "jobspec", "planner", "match", "queue", "gang"}
+// The inspection API's wire types (inspect) are held to the same rule:
+// kubectl fluence reads them without the scheduler's dependencies.
+var enginePackages = []string{"resource", "jobspec", "planner", "match", "queue", "gang", "inspect"}
 
 var forbidden = []string{"k8s.io/", "sigs.k8s.io/"}
 

@@ -80,6 +80,7 @@ func TestHelmChart(t *testing.T) {
 			{[]string{"replicas=2", "leaderElection.enabled=false"}, "without leader election"},
 			{[]string{"schedulerName=default-scheduler"}, "must not be default-scheduler"},
 			{[]string{"oneScheduler=yes"}, "/oneScheduler"},
+			{[]string{"inspect.enabled=maybe"}, "/inspect/enabled"},
 		} {
 			args := []string{"template", releaseName, chartDir}
 			for _, s := range tc.set {
@@ -432,6 +433,8 @@ func (c *cluster) waitForRBAC(ns, sa string) {
 		{Verb: "watch", Group: "scheduling.k8s.io", Resource: "podgroups"},                                           // Kubernetes PodGroups (not served here:
 		{Verb: "update", Group: "scheduling.k8s.io", Resource: "podgroups", Subresource: "status", Namespace: ns},    // the bootstrap role grants them only with GenericWorkload)
 		{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: ns, Name: "fluence-scheduler"}, // its Role
+		// The secure port's authentication reads it once at start.
+		{Verb: "get", Group: "", Resource: "configmaps", Namespace: "kube-system", Name: "extension-apiserver-authentication"},
 	}
 	err := wait.PollUntilContextTimeout(c.Ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		for _, attrs := range checks {

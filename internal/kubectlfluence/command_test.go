@@ -1,0 +1,277 @@
+package kubectlfluence
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/fluence-sched/fluence/pkg/gang"
+	"github.com/fluence-sched/fluence/pkg/inspect"
+	"github.com/fluence-sched/fluence/pkg/queue"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// view is a scheduler's state as the inspection API answers it: three
+// 4-CPU nodes (GPUs on n1, a pod another scheduler bound on n3); in team,
+// a placed (10 min declared), b reserved for a's end, c waiting behind b;
+// lab/d too big for any node; late/e one pod of three.
+func view(t *testing.T) inspect.View {
+	t.Helper()
+	clock := inspect.Clock{Start: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC), TicksPerSecond: 1000}
+	core, err := gang.New(gang.Config{Queue: queue.Config{Policy: queue.Easy}, TicksPerSecond: 1000, RunID: "r",
+		FormatTime: func(t int64) string { return clock.At(t).Format(time.RFC3339) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, gpu := range []int64{2, 0, 0} {
+		core.NodeSet(gang.Node{Name: fmt.Sprintf("n%d", i+1), Allocatable: gang.Resources{MilliCPU: 4000, MemoryBytes: 8 << 30, GPU: gpu}}, 0)
+	}
+	core.PodSeen(gang.Pod{UID: "f", Namespace: "other", Name: "f", NodeName: "n3", Requests: gang.Resources{MilliCPU: 1000, MemoryBytes: 1 << 30}}, 0)
+	fw := gang.NewFramework(core, nil)
+	add := func(now int64, ns, name string, size, exist int, cpu, dur int64) {
+		id := gang.NewGroupID(ns, name, int32(size), gang.SourceLabel)
+		for i := range exist {
+			pod := fmt.Sprintf("%s-%d", name, i)
+			fw.Add(gang.Pod{UID: ns + "/" + pod, Namespace: ns, Name: pod, Owned: true, Labeled: id, Created: now + int64(i),
+				Requests: gang.Resources{MilliCPU: cpu, MemoryBytes: 1 << 30}, Duration: dur}, id, now)
+		}
+	}
+	add(0, "team", "a", 2, 2, 4000, 600)
+	fw.Run(0)
+	add(10_000, "team", "b", 2, 2, 4000, 300)
+	add(10_000, "team", "c", 2, 2, 3000, 0)
+	add(10_000, "lab", "d", 2, 2, 8000, 0)
+	add(10_000, "late", "e", 3, 1, 1000, 0)
+	fw.Run(10_000)
+	snap := core.Snapshot(20_000)
+	return inspect.View{Profile: "fluence", Snapshot: &snap, Clock: clock}
+}
+
+// apiServer answers the inspection API's paths from the view, as the API
+// server forwarding to the scheduler would; refuse, when set, answers
+// every request with that Status instead.
+func apiServer(t *testing.T, v inspect.View, refuse func(n int64) *inspect.Status) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var requests atomic.Int64
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := requests.Add(1)
+		answer := func(code int, body any) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(code)
+			_ = json.NewEncoder(w).Encode(body)
+		}
+		if refuse != nil {
+			if st := refuse(n); st != nil {
+				answer(st.Code, st)
+				return
+			}
+		}
+		if r.Header.Get("Authorization") != "Bearer secret" {
+			answer(401, inspect.Status{TypeMeta: inspect.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: "Failure", Message: "Unauthorized", Reason: "Unauthorized", Code: 401})
+			return
+		}
+		rest := strings.TrimPrefix(r.URL.Path, inspect.PathPrefix+"/")
+		switch {
+		case rest == "groups":
+			answer(200, v.Groups(""))
+		case rest == "queue":
+			answer(200, v.Queue(""))
+		case rest == "nodes":
+			answer(200, v.Nodes())
+		case rest == "graph":
+			answer(200, v.Graph())
+		case strings.HasPrefix(rest, "namespaces/"):
+			parts := strings.Split(rest, "/")
+			switch {
+			case len(parts) == 3 && parts[2] == "groups":
+				answer(200, v.Groups(parts[1]))
+			case len(parts) == 3 && parts[2] == "queue":
+				answer(200, v.Queue(parts[1]))
+			case len(parts) == 4:
+				keys := v.Snapshot.Lookup(parts[1], parts[3])
+				if len(keys) != 1 {
+					answer(404, inspect.NewStatus(404, "NotFound", "fluence knows no group "+parts[3]))
+					return
+				}
+				e, _ := v.Explain(keys[0])
+				answer(200, e)
+			}
+		default:
+			answer(404, inspect.Status{TypeMeta: inspect.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: "Failure", Message: "the server could not find the requested resource", Reason: "NotFound", Code: 404})
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &requests
+}
+
+// run runs kubectl fluence with the arguments against the server and
+// returns what it printed and its error.
+func run(t *testing.T, srv *httptest.Server, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	cmd := NewCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: %q, insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: secret}}]
+contexts: [{name: c, context: {cluster: c, user: u, namespace: team}}]
+current-context: c
+`, srv.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd.SetArgs(append([]string{"--kubeconfig", kubeconfig}, args...))
+	err := cmd.ExecuteContext(context.Background())
+	return out.String(), errOut.String(), err
+}
+
+// Every command's output, as a user sees it, against its golden file.
+func TestOutputs(t *testing.T) {
+	srv, _ := apiServer(t, view(t), nil)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"groups", []string{"groups"}},
+		{"groups-all", []string{"groups", "-A"}},
+		{"groups-wide", []string{"groups", "-n", "lab", "-o", "wide"}},
+		{"groups-none", []string{"groups", "-n", "empty"}},
+		{"queue-all", []string{"queue", "-A"}},
+		{"queue-wide", []string{"queue", "-o", "wide"}},
+		{"nodes", []string{"nodes"}},
+		{"nodes-wide", []string{"nodes", "-o", "wide"}},
+		{"graph", []string{"graph"}},
+		{"graph-wide", []string{"graph", "-o", "wide"}},
+		{"explain-placed", []string{"explain", "a"}},
+		{"explain-reserved", []string{"explain", "b"}},
+		{"explain-waiting", []string{"explain", "c"}},
+		{"explain-rejected", []string{"explain", "d", "-n", "lab"}},
+		{"explain-gathering", []string{"explain", "e", "-n", "late"}},
+		{"queue-yaml", []string{"queue", "-o", "yaml"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, err := run(t, srv, tc.args...)
+			if err != nil {
+				t.Fatalf("kubectl fluence %s: %v\n%s", strings.Join(tc.args, " "), err, errOut)
+			}
+			got := "$ kubectl fluence " + strings.Join(tc.args, " ") + "\n" + out
+			if errOut != "" {
+				got += "(stderr) " + errOut
+			}
+			golden := filepath.Join("testdata", tc.name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (go test ./internal/kubectlfluence -update writes it)", err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("%s differs (-golden +got):\n%s", golden, diff)
+			}
+		})
+	}
+}
+
+// -o json gives the API's answer itself.
+func TestJSONIsTheAnswer(t *testing.T) {
+	srv, _ := apiServer(t, view(t), nil)
+	out, _, err := run(t, srv, "explain", "b", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e inspect.Explanation
+	if err := json.Unmarshal([]byte(out), &e); err != nil {
+		t.Fatalf("-o json is not an Explanation: %v\n%s", err, out)
+	}
+	if e.Kind != inspect.KindExplanation || e.Verdict != gang.VerdictReserved || e.ExpectedStart == nil || len(e.Short) != 1 {
+		t.Errorf("explain b -o json: %+v", e)
+	}
+}
+
+// Refusals and mistakes say what is wrong and what to do.
+func TestErrors(t *testing.T) {
+	v := view(t)
+	forbidden := &inspect.Status{TypeMeta: inspect.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: "Failure", Code: 403, Reason: "Forbidden",
+		Message: `groups.inspect.fluence.flux-framework.org is forbidden: User "nobody" cannot list resource "groups"`}
+	standby := inspect.NewStatus(503, "ServiceUnavailable", "this scheduler is a standby, not the leader")
+	for _, tc := range []struct {
+		name     string
+		refuse   func(n int64) *inspect.Status
+		args     []string
+		want     []string
+		requests int64
+	}{
+		{"forbidden", func(int64) *inspect.Status { return forbidden }, []string{"groups"}, []string{"forbidden", "ClusterRole <release>-inspect"}, 1},
+		{"bad server address", nil, []string{"nodes", "--server", "://bad"}, []string{"://bad"}, 0},
+		{"unknown group", nil, []string{"explain", "nothing"}, []string{"fluence knows no group nothing"}, 1},
+		{"standby, then the leader", func(n int64) *inspect.Status {
+			if n < 3 {
+				return &standby
+			}
+			return nil
+		}, []string{"queue"}, nil, 3},
+		{"only standbys", func(int64) *inspect.Status { return &standby }, []string{"queue"}, []string{"standby"}, 5},
+		{"bad output", nil, []string{"groups", "-o", "table"}, []string{`unknown output format "table"`}, 0},
+		{"explain across namespaces", nil, []string{"explain", "a", "-A"}, []string{"unknown shorthand flag: 'A'"}, 0},
+		{"explain needs a name", nil, []string{"explain"}, []string{"accepts 1 arg(s), received 0"}, 0},
+		{"ca file and insecure", nil, []string{"groups", "--scheduler-url", "https://127.0.0.1:1", "--scheduler-insecure-skip-tls-verify", "--scheduler-ca-file", "/x"}, []string{"exclude each other"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, requests := apiServer(t, v, tc.refuse)
+			_, _, err := run(t, srv, tc.args...)
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Errorf("kubectl fluence %v: %v", tc.args, err)
+				}
+			} else {
+				for _, w := range tc.want {
+					if err == nil || !strings.Contains(err.Error(), w) {
+						t.Errorf("kubectl fluence %v: error %v, want one saying %q", tc.args, err, w)
+					}
+				}
+			}
+			if got := requests.Load(); got != tc.requests {
+				t.Errorf("kubectl fluence %v made %d requests, want %d", tc.args, got, tc.requests)
+			}
+		})
+	}
+}
+
+// The API server's own 404 (the API is not installed) is told apart from
+// the scheduler's, and a refused credential from a refused right.
+func TestNotInstalledHint(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(404)
+		_ = json.NewEncoder(w).Encode(inspect.Status{TypeMeta: inspect.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: "Failure", Message: "the server could not find the requested resource", Reason: "NotFound", Code: 404})
+	}))
+	defer srv.Close()
+	_, _, err := run(t, srv, "groups")
+	if err == nil || !strings.Contains(err.Error(), "does not serve "+inspect.APIVersion) {
+		t.Errorf("error %v, want a hint that the API is not installed", err)
+	}
+	// The stand-in API server takes only the token "secret".
+	api, _ := apiServer(t, view(t), nil)
+	_, _, err = run(t, api, "groups", "--token", "wrong")
+	if err == nil || !strings.Contains(err.Error(), "did not accept your kubeconfig's credentials") {
+		t.Errorf("a wrong token: %v, want it said the credentials were not accepted", err)
+	}
+}

@@ -1,0 +1,83 @@
+package schedserver
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/component-base/cli/globalflag"
+	basecompatibility "k8s.io/component-base/compatibility"
+	"k8s.io/component-base/featuregate"
+	"k8s.io/component-base/logs"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	"k8s.io/component-base/term"
+	"k8s.io/component-base/version/verflag"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
+
+	"github.com/fluence-sched/fluence/pkg/plugin"
+)
+
+// NewCommand returns the scheduler command: every kube-scheduler flag
+// works (--config, --kubeconfig, --leader-elect, --secure-port, the
+// authentication and authorization flags, ...).
+func NewCommand() *cobra.Command {
+	if err := plugin.SetFeatureDefaults(); err != nil {
+		panic(err) // a gate name this build does not know: a programming error
+	}
+	opts := options.NewOptions()
+	cmd := &cobra.Command{
+		Use:   "scheduler",
+		Short: "Run kube-scheduler with the fluence plugin (all kube-scheduler flags apply)",
+		Long: `Run kube-scheduler with the fluence plugin registered. Every kube-scheduler
+flag applies. Besides kube-scheduler's endpoints, the secure port serves the
+read-only inspection API (` + "`kubectl fluence`" + `) behind the same delegated
+authentication and authorization as /metrics.`,
+		// Feature gates are set from the flags before RunE.
+		PersistentPreRunE: func(*cobra.Command, []string) error { return opts.ComponentGlobalsRegistry.Set() },
+		Args:              cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			verflag.PrintAndExitIfRequested()
+			gates := opts.ComponentGlobalsRegistry.FeatureGateFor(basecompatibility.DefaultKubeComponent)
+			if err := logsapi.ValidateAndApply(opts.Logs, gates); err != nil {
+				return err
+			}
+			cliflag.PrintFlags(cmd.Flags())
+			return Start(genericapiserver.SetupSignalContext(), opts, gates)
+		},
+	}
+	named := opts.Flags
+	verflag.AddFlags(named.FlagSet("global"))
+	globalflag.AddGlobalFlags(named.FlagSet("global"), cmd.Name(), logs.SkipLoggingConfigurationFlags())
+	for _, fs := range named.FlagSets {
+		cmd.Flags().AddFlagSet(fs)
+	}
+	cols, _, _ := term.TerminalSize(cmd.OutOrStdout())
+	cliflag.SetUsageAndHelpFunc(cmd, *named, cols)
+	if err := cmd.MarkFlagFilename("config", "yaml", "yml", "json"); err != nil {
+		panic(err)
+	}
+	return cmd
+}
+
+// Start builds the scheduler from the options, with the fluence plugins,
+// and runs it until ctx ends.
+func Start(ctx context.Context, opts *options.Options, gates featuregate.FeatureGate) error {
+	inspectors := plugin.NewInspectors()
+	cc, sched, err := app.Setup(ctx, opts,
+		app.WithPlugin(plugin.Name, plugin.NewWith(plugin.Options{Inspectors: inspectors})),
+		app.WithPlugin(plugin.QueueSortName, plugin.NewQueueSort))
+	if err != nil {
+		return err
+	}
+	if mg, ok := gates.(featuregate.MutableFeatureGate); ok {
+		mg.AddMetrics()
+	}
+	opts.ComponentGlobalsRegistry.AddMetrics()
+	if err := Run(ctx, cc, sched, inspectors); err != nil {
+		return fmt.Errorf("fluence scheduler: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,520 @@
+package gang
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+
+	"github.com/fluence-sched/fluence/pkg/queue"
+	"github.com/fluence-sched/fluence/pkg/resource"
+)
+
+// Snapshot is the core's state as an operator reads it: the queue in the
+// order the engine considers it, every group with its placement, every node
+// with what is held on it, and the shape of the resource graph. It is a
+// copy: taking it changes nothing in the core, and the same events give the
+// same snapshot.
+type Snapshot struct {
+	// Now is the time the snapshot describes: the time asked for, or the
+	// core's last event if that is later.
+	Now            int64
+	TicksPerSecond int64
+	MatchPolicy    string
+	// QueueConfig is the queue's validated configuration (policy and
+	// depths).
+	QueueConfig queue.Config
+	// Queue lists the requests in the queue, in the engine's order: the
+	// groups it considers (pending or reserved) first, then those blocked
+	// until resources change.
+	Queue  []QueueEntry
+	Groups []GroupStatus // by key
+	Nodes  []NodeStatus  // by name
+	Graph  GraphSummary
+
+	format func(int64) string
+}
+
+// QueueEntry is one request in the queue: the pods of a group still to be
+// placed.
+type QueueEntry struct {
+	Group    string // the group's key
+	Priority int32
+	// Submit is the request's place in line (the time it was first
+	// queued; a request rebuilt or held keeps it).
+	Submit int64
+	Pods   int
+	// State is the queue's: pending, reserved or blocked.
+	State string
+	// At is the reserved start; -1 when the request holds no reservation.
+	At int64
+	// NotBefore is when a held request may start (a node turned the group
+	// away); 0 when it is not held.
+	NotBefore int64
+	// Reason is why the request could not start at the last loop.
+	Reason string
+}
+
+// GroupStatus is one group as inspection shows it.
+type GroupStatus struct {
+	ID     GroupID
+	Phase  string // gathering, queued, placed, rejected, invalid
+	Reason string
+	// Priority is the highest priority among the pods of its request.
+	Priority int32
+	// Pods counts its pods that exist and have not ended; Placed the
+	// slots its pods hold or will take; Bound the pods bound there.
+	Pods, Placed, Bound int
+	// Since is when the core first saw the group.
+	Since int64
+	// Started is the start of its earliest live allocation; -1 when none.
+	Started int64
+	// PlannedEnd is the latest planned end of its live allocations; -1
+	// when none or when one runs without a planned end.
+	PlannedEnd int64
+	// ReservedAt is the start the engine reserved for it; -1 when none.
+	ReservedAt int64
+	// HeldUntil is when a group a node turned away may start again; 0 when
+	// it is not held.
+	HeldUntil int64
+	// Slots are its placed pods in allocation order.
+	Slots []SlotStatus
+	// Ask is what its pods without a slot ask in all (Pods: how many
+	// there are); LargestPod and SmallestPod the most and the least any
+	// one of them asks, per resource.
+	Ask, LargestPod, SmallestPod Resources
+	// Eligible counts the nodes at least one of those pods may use that
+	// take new work (up, not overloaded); Free is what is free on them
+	// now, LargestFree the most free on one of them, per resource. They
+	// are computed only while some pod waits.
+	Eligible          int
+	Free, LargestFree Resources
+}
+
+// SlotStatus is one placed pod of a group.
+type SlotStatus struct {
+	Pod  string // namespace/name; "" when vacant
+	Node string
+	// State: placed (its pod has not passed Reserve), reserved (it waits
+	// at Permit or is binding), bound, done, or vacant (its pod went away
+	// after others bound; a pod of the same shape takes it).
+	State string
+}
+
+// NodeStatus is one node and what is held on it.
+type NodeStatus struct {
+	Name       string
+	Zone, Rack string // "" when the graph has no such level
+	Down       bool   // cordoned or not Ready
+	// Overloaded: pods others bound hold more than the engine had free;
+	// nothing new goes there until it fits again.
+	Overloaded bool
+	// Allocatable counts pod places as the graph does (DefaultMaxPods
+	// when the node reports none).
+	Allocatable Resources
+	// Allocated is everything held now: fluence's allocations and the
+	// pods others bound. Foreign is the latter alone (Pods: how many).
+	Allocated, Foreign Resources
+	// Groups lists fluence's groups with live pods here, by key.
+	Groups []NodeGroup
+}
+
+// NodeGroup is how many pods of a group hold a place on a node.
+type NodeGroup struct {
+	Group string
+	Pods  int
+}
+
+// GraphSummary is the shape of the resource graph the engine decides on.
+type GraphSummary struct {
+	// Built: there is a graph (there are nodes). Stale: the nodes changed
+	// since, and the graph is rebuilt before the next decision.
+	Built, Stale bool
+	Rebuilds     int64
+	Vertices     int
+	Types        []TypeCount // by type name
+	Root         *GraphVertex
+}
+
+// TypeCount counts the vertices of one type and their summed size.
+type TypeCount struct {
+	Type     string
+	Vertices int
+	Size     int64
+}
+
+// GraphVertex is a vertex of the graph with its children. Identical
+// leaves of one parent (a node's GPUs) are summarised as one with Count.
+type GraphVertex struct {
+	Type, Name string
+	Size       int64
+	Unit       string
+	Count      int
+	Down       bool
+	Children   []*GraphVertex
+}
+
+// Snapshot returns the core's state at now.
+func (c *Core) Snapshot(now int64) Snapshot {
+	s := Snapshot{
+		Now:            max(now, c.now),
+		TicksPerSecond: c.cfg.TicksPerSecond,
+		MatchPolicy:    c.cfg.MatchPolicy,
+		QueueConfig:    c.cfg.Queue,
+		format:         c.cfg.FormatTime,
+	}
+	s.Nodes = c.nodeStatuses()
+	fr := &freeNodes{admits: map[string][]bool{}}
+	for _, n := range s.Nodes {
+		if !n.Down && !n.Overloaded {
+			fr.nodes = append(fr.nodes, c.nodes[n.Name])
+			fr.free = append(fr.free, n.Allocatable.minus(n.Allocated))
+		}
+	}
+	for _, g := range c.sortedGroups() {
+		s.Groups = append(s.Groups, c.groupStatus(g, fr))
+	}
+	s.Queue = c.queued()
+	s.Graph = c.graphSummary()
+	return s
+}
+
+// queued lists the queued requests in the engine's order.
+func (c *Core) queued() []QueueEntry {
+	type req struct {
+		g *group
+		a *alloc
+	}
+	var reqs []req
+	for _, g := range c.sortedGroups() {
+		for _, a := range g.allocs {
+			if !a.running {
+				reqs = append(reqs, req{g, a})
+			}
+		}
+	}
+	// The queue's own order where it has the request; any it does not
+	// have yet (no engine) follow in the order it would give them.
+	rank := map[int64]int{}
+	if c.q != nil {
+		for i, qg := range append(c.q.Pending(), c.q.Blocked()...) {
+			rank[qg.ID] = i
+		}
+	}
+	slices.SortStableFunc(reqs, func(x, y req) int {
+		rx, okx := rank[x.a.id]
+		ry, oky := rank[y.a.id]
+		switch {
+		case okx && oky:
+			return cmp.Compare(rx, ry)
+		case okx != oky:
+			if okx {
+				return -1
+			}
+			return 1
+		}
+		if c := cmp.Compare(y.g.priority, x.g.priority); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.a.submit, y.a.submit); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.a.id, y.a.id)
+	})
+	out := make([]QueueEntry, 0, len(reqs))
+	for _, r := range reqs {
+		w := QueueEntry{Group: r.g.id.Key, Priority: r.g.priority, Submit: r.a.submit, Pods: len(r.a.pods), State: queue.Pending.String(), At: -1, Reason: r.g.reason}
+		if c.q != nil {
+			if st, why, ok := c.q.StateOf(r.a.id); ok {
+				w.State = st.String()
+				if why != "" {
+					w.Reason = why
+				}
+				if st == queue.Reserved {
+					if info, ok := c.m.Info(r.a.id); ok {
+						w.At = info.At
+					}
+				}
+			}
+		}
+		if r.g.holdUntil > c.now {
+			w.NotBefore = r.g.holdUntil
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// freeNodes are the nodes that take new work, by name, with what each has
+// free, and which of them each node filter admits (asked once per filter
+// key and snapshot: the groups that wait usually share a few).
+type freeNodes struct {
+	nodes  []*Node
+	free   []Resources
+	admits map[string][]bool
+}
+
+func (f *freeNodes) admitted(flt NodeFilter) []bool {
+	k := flt.Key()
+	if a, ok := f.admits[k]; ok {
+		return a
+	}
+	a := make([]bool, len(f.nodes))
+	for i, n := range f.nodes {
+		a[i] = flt.Admits(n)
+	}
+	f.admits[k] = a
+	return a
+}
+
+// groupStatus describes one group; fr is what the nodes that take new
+// work have free.
+func (c *Core) groupStatus(g *group, fr *freeNodes) GroupStatus {
+	st := GroupStatus{
+		ID: g.id, Phase: g.phase().String(), Reason: g.reason, Priority: g.priority,
+		Pods: len(g.members), Since: g.since, Started: -1, PlannedEnd: -1, ReservedAt: g.reservedAt,
+	}
+	if g.holdUntil > c.now {
+		st.HeldUntil = g.holdUntil
+	}
+	unlimited := false
+	for _, a := range g.allocs {
+		if !a.running {
+			continue
+		}
+		live := false
+		for _, sl := range a.slots {
+			ss := SlotStatus{Pod: sl.name, Node: sl.node, State: slotState(sl)}
+			if sl.pod == "" && !sl.done {
+				ss.Pod = ""
+			}
+			st.Slots = append(st.Slots, ss)
+			if !sl.done {
+				live = true
+				st.Placed++
+				if sl.bound {
+					st.Bound++
+				}
+			}
+		}
+		if !live {
+			continue
+		}
+		if st.Started < 0 || a.start < st.Started {
+			st.Started = a.start
+		}
+		if a.dur <= 0 {
+			unlimited = true
+		} else {
+			st.PlannedEnd = max(st.PlannedEnd, a.start+a.dur)
+		}
+	}
+	if unlimited {
+		st.PlannedEnd = -1
+	}
+	slotted := map[string]bool{}
+	for _, a := range g.allocs {
+		for _, sl := range a.slots {
+			if a.running && sl.pod != "" {
+				slotted[sl.pod] = true
+			}
+		}
+	}
+	var waiting []*Pod
+	// The nodes the waiting pods may use: pods with the same filter key
+	// admit the same nodes, so each key is asked once per node.
+	filters := map[string]NodeFilter{}
+	anyNode := false
+	for _, p := range g.sortedMembers() {
+		if slotted[p.UID] || p.NodeName != "" || p.Deleting {
+			continue
+		}
+		waiting = append(waiting, p)
+		if p.Filter == nil {
+			anyNode = true
+		} else {
+			filters[p.Filter.Key()] = p.Filter
+		}
+	}
+	for i, p := range waiting {
+		r := onePod(p.Requests)
+		st.Ask = st.Ask.plus(r)
+		st.LargestPod = st.LargestPod.most(r)
+		if i == 0 {
+			st.SmallestPod = r
+		}
+		st.SmallestPod = st.SmallestPod.least(r)
+	}
+	if len(waiting) > 0 {
+		var admits [][]bool
+		for _, k := range slices.Sorted(maps.Keys(filters)) {
+			admits = append(admits, fr.admitted(filters[k]))
+		}
+		for i := range fr.nodes {
+			if !anyNode && !slices.ContainsFunc(admits, func(a []bool) bool { return a[i] }) {
+				continue
+			}
+			st.Eligible++
+			st.Free = st.Free.plus(fr.free[i])
+			st.LargestFree = st.LargestFree.most(fr.free[i])
+		}
+	}
+	return st
+}
+
+func slotState(s *slot) string {
+	switch {
+	case s.done:
+		return "done"
+	case s.pod == "":
+		return "vacant"
+	case s.bound:
+		return "bound"
+	case s.reserved:
+		return "reserved"
+	}
+	return "placed"
+}
+
+// nodeStatuses describes every node with what is held on it.
+func (c *Core) nodeStatuses() []NodeStatus {
+	held := map[string]*NodeStatus{}
+	out := make([]NodeStatus, 0, len(c.nodes))
+	for _, n := range c.sortedNodes() {
+		alloc := n.Allocatable
+		if alloc.Pods == 0 {
+			alloc.Pods = DefaultMaxPods
+		}
+		ns := NodeStatus{Name: n.Name, Down: n.Down, Overloaded: c.overloaded[n.Name], Allocatable: alloc}
+		ns.Zone = labelOr(n.Labels, ZoneLabel)
+		if c.cfg.RackLabel != "" {
+			ns.Rack = labelOr(n.Labels, c.cfg.RackLabel)
+		}
+		for _, uid := range slices.Sorted(maps.Keys(c.foreign[n.Name])) {
+			ns.Foreign = ns.Foreign.plus(onePod(c.foreign[n.Name][uid]))
+		}
+		ns.Allocated = ns.Foreign
+		out = append(out, ns)
+	}
+	for i := range out {
+		held[out[i].Name] = &out[i]
+	}
+	for _, g := range c.sortedGroups() {
+		perNode := map[string]int{}
+		for _, a := range g.allocs {
+			if !a.running {
+				continue
+			}
+			for _, sl := range a.slots {
+				ns := held[sl.node]
+				if sl.done || ns == nil {
+					continue
+				}
+				ns.Allocated = ns.Allocated.plus(Resources{MilliCPU: sl.shape.MilliCPU, MemoryBytes: sl.shape.MemoryMiB << 20, GPU: sl.shape.GPU, Pods: 1})
+				perNode[sl.node]++
+			}
+		}
+		for _, node := range slices.Sorted(maps.Keys(perNode)) {
+			held[node].Groups = append(held[node].Groups, NodeGroup{Group: g.id.Key, Pods: perNode[node]})
+		}
+	}
+	return out
+}
+
+// graphSummary describes the engine's current graph.
+func (c *Core) graphSummary() GraphSummary {
+	gs := GraphSummary{Rebuilds: c.graphGen, Stale: c.dirty}
+	if c.m == nil {
+		gs.Stale = len(c.nodes) > 0
+		return gs
+	}
+	g := c.m.Graph()
+	gs.Built, gs.Vertices = true, g.Len()
+	counts := map[string]*TypeCount{}
+	for v := int32(0); v < int32(g.Len()); v++ {
+		vx := g.Vertex(v)
+		name := g.TypeName(vx.Type)
+		if counts[name] == nil {
+			counts[name] = &TypeCount{Type: name}
+		}
+		counts[name].Vertices++
+		counts[name].Size += vx.Size
+	}
+	for _, name := range slices.Sorted(maps.Keys(counts)) {
+		gs.Types = append(gs.Types, *counts[name])
+	}
+	gs.Root = describeVertex(g, g.Root())
+	return gs
+}
+
+func describeVertex(g *resource.Graph, v int32) *GraphVertex {
+	vx := g.Vertex(v)
+	out := &GraphVertex{Type: g.TypeName(vx.Type), Name: vx.DisplayName(), Size: vx.Size, Unit: vx.Unit, Count: 1, Down: vx.Status == resource.Down}
+	for _, ch := range g.Children(v) {
+		d := describeVertex(g, ch)
+		// Identical leaves (a node's GPUs) are one line with a count.
+		if n := len(out.Children); n > 0 && len(d.Children) == 0 {
+			last := out.Children[n-1]
+			if len(last.Children) == 0 && last.Type == d.Type && last.Size == d.Size && last.Unit == d.Unit && last.Down == d.Down && d.Type == TypeGPU {
+				last.Count++
+				continue
+			}
+		}
+		out.Children = append(out.Children, d)
+	}
+	if out.Type == TypeGPU {
+		out.Name = TypeGPU
+	}
+	return out
+}
+
+func (r Resources) plus(o Resources) Resources {
+	return Resources{MilliCPU: r.MilliCPU + o.MilliCPU, MemoryBytes: r.MemoryBytes + o.MemoryBytes, GPU: r.GPU + o.GPU, Pods: r.Pods + o.Pods}
+}
+
+// minus is what is left of r after o, never below zero.
+func (r Resources) minus(o Resources) Resources {
+	return Resources{MilliCPU: max(0, r.MilliCPU-o.MilliCPU), MemoryBytes: max(0, r.MemoryBytes-o.MemoryBytes), GPU: max(0, r.GPU-o.GPU), Pods: max(0, r.Pods-o.Pods)}
+}
+
+// most is the larger of r and o for each resource.
+func (r Resources) most(o Resources) Resources {
+	return Resources{MilliCPU: max(r.MilliCPU, o.MilliCPU), MemoryBytes: max(r.MemoryBytes, o.MemoryBytes), GPU: max(r.GPU, o.GPU), Pods: max(r.Pods, o.Pods)}
+}
+
+// least is the smaller of r and o for each resource.
+func (r Resources) least(o Resources) Resources {
+	return Resources{MilliCPU: min(r.MilliCPU, o.MilliCPU), MemoryBytes: min(r.MemoryBytes, o.MemoryBytes), GPU: min(r.GPU, o.GPU), Pods: min(r.Pods, o.Pods)}
+}
+
+// onePod is a pod's requests as what it holds: every pod takes one of its
+// node's pod places.
+func onePod(r Resources) Resources {
+	r.Pods = 1
+	return r
+}
+
+// Lookup finds a group by namespace and name: the group whose key is
+// namespace/name, else every group of the namespace with that name (a
+// Job's group is keyed namespace/job:name). Keys come back sorted.
+func (s *Snapshot) Lookup(namespace, name string) []string {
+	want := namespace + "/" + name
+	var byName []string
+	for _, g := range s.Groups {
+		if g.ID.Key == want {
+			return []string{want}
+		}
+		if g.ID.Namespace == namespace && g.ID.Name == name {
+			byName = append(byName, g.ID.Key)
+		}
+	}
+	return byName
+}
+
+// Group returns the group with the key.
+func (s *Snapshot) Group(key string) (GroupStatus, bool) {
+	i, ok := slices.BinarySearchFunc(s.Groups, key, func(g GroupStatus, k string) int { return cmp.Compare(g.ID.Key, k) })
+	if !ok {
+		return GroupStatus{}, false
+	}
+	return s.Groups[i], true
+}
