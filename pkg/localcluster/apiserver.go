@@ -91,6 +91,9 @@ func startAPIServer(ctx context.Context, dir, etcdURL, prefix string, disabledAd
 	s.Authentication.APIAudiences = []string{"https://kubernetes.default.svc"}
 	s.Authorization.Modes = []string{"Node", "RBAC"}
 	s.Admission.GenericAdmission.DisablePlugins = disabledAdmission
+	if err := configureFrontProxy(s, pki); err != nil {
+		return nil, err
+	}
 
 	runtimeConfig := cliflag.ConfigurationMap{}
 	if utilfeature.DefaultFeatureGate.Enabled(features.GenericWorkload) {

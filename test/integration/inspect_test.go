@@ -33,6 +33,7 @@ import (
 
 	"github.com/fluence-sched/fluence/internal/kubectlfluence"
 	"github.com/fluence-sched/fluence/pkg/inspect"
+	"github.com/fluence-sched/fluence/pkg/localcluster"
 )
 
 // The inspection API and kubectl fluence as a user meets them: the chart
@@ -61,7 +62,7 @@ func TestInspect(t *testing.T) {
 
 	// No kube-proxy runs here: the aggregation layer reaches the chart's
 	// Service at the scheduler's port on this machine.
-	ports, err := freePorts(1)
+	ports, err := localcluster.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
