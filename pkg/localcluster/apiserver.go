@@ -91,6 +91,10 @@ func startAPIServer(ctx context.Context, dir, etcdURL, prefix string, disabledAd
 	s.Authentication.APIAudiences = []string{"https://kubernetes.default.svc"}
 	s.Authorization.Modes = []string{"Node", "RBAC"}
 	s.Admission.GenericAdmission.DisablePlugins = disabledAdmission
+	// As Kubernetes' own integration tests: the endpoints of the
+	// "kubernetes" Service would be 127.0.0.1, which Endpoints refuse, and
+	// the reconciler would log that error every 10 s.
+	s.EndpointReconcilerType = "none"
 
 	runtimeConfig := cliflag.ConfigurationMap{}
 	if utilfeature.DefaultFeatureGate.Enabled(features.GenericWorkload) {
