@@ -17,6 +17,9 @@ var harmlessErrors = []string{
 	`namespaces \"default\" not found`,
 	// The ClusterIP repair loop's first pass on a fresh etcd.
 	"for Service default/kubernetes is not allocated; repairing",
+	// Logged at every start with no endpoint reconciler (whose removal
+	// of old endpoints always succeeds).
+	"Found stale data, removed previous endpoints on kubernetes service",
 }
 
 // QuietLogs sends klog (the API server's, the controllers' and the
