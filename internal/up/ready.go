@@ -45,6 +45,11 @@ func printReady(w io.Writer, r ReadyInfo) {
 	}
 	fmt.Fprintln(w, "ready: true")
 
+	// With the native API served, "podgroups" names scheduling.k8s.io's.
+	podgroups := "podgroups"
+	if o.FeatureGates["GenericWorkload"] {
+		podgroups = "podgroups.scheduling.x-k8s.io"
+	}
 	removed := "the work directory"
 	if r.ExternalFile {
 		removed = "the work directory and " + r.Kubeconfig
@@ -60,9 +65,9 @@ Try it (from the repository's root):
   kubectl get nodes
   kubectl apply -f docs/examples/fluence-labels.yaml
   kubectl get pods -o wide --watch
-  kubectl apply -f docs/examples/scheduler-plugins-podgroup.yaml && kubectl get podgroups
+  kubectl apply -f docs/examples/scheduler-plugins-podgroup.yaml && kubectl get %s
 docs/examples/README.md lists every example and what it needs.
 
 Ctrl-C (or SIGTERM) stops everything and removes %s.
-`, r.Kubeconfig, removed)
+`, r.Kubeconfig, podgroups, removed)
 }

@@ -19,14 +19,14 @@ func TestPrintReadyGolden(t *testing.T) {
 	for _, tc := range []struct {
 		golden   string
 		external bool
-	}{{"ready.golden", false}, {"ready-external-kubeconfig.golden", true}} {
+	}{{"ready.golden", false}, {"ready-external-kubeconfig-no-gates.golden", true}} {
 		t.Run(tc.golden, func(t *testing.T) {
-			kubeconfig := "/tmp/fluence-up-1/kubeconfig"
-			if tc.external {
-				kubeconfig = "/home/me/fluence.kubeconfig"
+			kubeconfig, opts := "/tmp/fluence-up-1/kubeconfig", o
+			if tc.external { // and the gates off
+				kubeconfig, opts.FeatureGates = "/home/me/fluence.kubeconfig", nil
 			}
 			var b bytes.Buffer
-			printReady(&b, ReadyInfo{APIServer: "https://127.0.0.1:40001", Kubeconfig: kubeconfig, WorkDir: "/tmp/fluence-up-1", Options: o, ExternalFile: tc.external})
+			printReady(&b, ReadyInfo{APIServer: "https://127.0.0.1:40001", Kubeconfig: kubeconfig, WorkDir: "/tmp/fluence-up-1", Options: opts, ExternalFile: tc.external})
 			path := filepath.Join("testdata", tc.golden)
 			if *update {
 				if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
