@@ -15,6 +15,11 @@ var harmlessErrors = []string{
 	"The manifest file is empty, ignoring.",
 	`namespaces \"kube-system\" not found`,
 	`namespaces \"default\" not found`,
+	// The ClusterIP repair loop's first pass on a fresh etcd.
+	"for Service default/kubernetes is not allocated; repairing",
+	// Logged at every start with no endpoint reconciler (whose removal
+	// of old endpoints always succeeds).
+	"Found stale data, removed previous endpoints on kubernetes service",
 }
 
 // QuietLogs sends klog (the API server's, the controllers' and the

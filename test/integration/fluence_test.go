@@ -25,6 +25,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fluence-sched/fluence/deploy"
 	"github.com/fluence-sched/fluence/pkg/groups"
 	"github.com/fluence-sched/fluence/pkg/localcluster"
 	"github.com/fluence-sched/fluence/pkg/plugin"
@@ -606,29 +607,31 @@ func earliest(recs map[string]podRecord, pods []string, f func(podRecord) time.T
 	return out
 }
 
-// installPodGroupCRD installs the scheduler-plugins PodGroup CRD and waits
-// until it is served.
+// installPodGroupCRD installs the scheduler-plugins PodGroup CRD as shipped
+// (deploy/crds) and waits until it is served.
 func (c *cluster) installPodGroupCRD() {
 	c.t.Helper()
-	data, err := os.ReadFile("testdata/podgroup-crd.yaml")
-	if err != nil {
-		c.t.Fatal(err)
-	}
 	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict(data, crd); err != nil {
+	if err := yaml.UnmarshalStrict([]byte(deploy.PodGroupCRD), crd); err != nil {
 		c.t.Fatal(err)
 	}
 	client := apiextensionsclient.NewForConfigOrDie(c.Config)
 	if _, err := client.ApiextensionsV1().CustomResourceDefinitions().Create(c.Ctx, crd, metav1.CreateOptions{}); err != nil {
 		c.t.Fatal(err)
 	}
+	c.waitServed(podGroupGVR)
+}
+
+// waitServed waits until the API server serves a (custom) resource.
+func (c *cluster) waitServed(gvr schema.GroupVersionResource) {
+	c.t.Helper()
 	dyn := dynamic.NewForConfigOrDie(c.Config)
-	err = wait.PollUntilContextTimeout(c.Ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		_, err := dyn.Resource(podGroupGVR).Namespace(c.NS).List(c.Ctx, metav1.ListOptions{})
+	err := wait.PollUntilContextTimeout(c.Ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		_, err := dyn.Resource(gvr).Namespace(c.NS).List(c.Ctx, metav1.ListOptions{})
 		return err == nil, nil
 	})
 	if err != nil {
-		c.t.Fatal("PodGroup CRD not served")
+		c.t.Fatalf("%s not served", gvr)
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -34,6 +35,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fluence-sched/fluence/deploy"
 	"github.com/fluence-sched/fluence/pkg/groups"
 	"github.com/fluence-sched/fluence/pkg/localcluster"
 )
@@ -81,6 +83,7 @@ func TestHelmChart(t *testing.T) {
 			{[]string{"schedulerName=default-scheduler"}, "must not be default-scheduler"},
 			{[]string{"oneScheduler=yes"}, "/oneScheduler"},
 			{[]string{"inspect.enabled=maybe"}, "/inspect/enabled"},
+			{[]string{"podGroupCRD.install=maybe"}, "/podGroupCRD/install"},
 		} {
 			args := []string{"template", releaseName, chartDir}
 			for _, s := range tc.set {
@@ -124,14 +127,28 @@ func TestHelmChart(t *testing.T) {
 		t.Errorf("the chart's one-scheduler profiles differ from deploy/one-scheduler-config.yaml (-file +chart):\n%s", diff)
 	}
 
+	// The PodGroup CRD: deploy/crds' file, kept on uninstall; rendered
+	// unless podGroupCRD.install is false (helm template has no cluster for
+	// auto's lookup to find one in).
+	checkChartCRD(t, objs)
+	for _, tc := range []struct {
+		value string
+		want  int
+	}{{"false", 0}, {"true", 1}, {"auto", 1}} {
+		if n := renderedCRDs(t, helm, "--set", "podGroupCRD.install="+tc.value); n != tc.want {
+			t.Errorf("podGroupCRD.install=%s: %d CRDs rendered, want %d", tc.value, n, tc.want)
+		}
+	}
+
 	c := newFullCluster(t, "--authorization-mode=Node,RBAC")
-	c.installPodGroupCRD()
 	c.installWorkloadCRD(mpiJobCRD)
 	c.installWorkloadCRD(jobSetCRD)
 	if _, err := c.Client.CoreV1().Namespaces().Create(c.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: releaseNamespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	c.apply(objs)
+	c.apply(objs) // the chart's own PodGroup CRD among them
+	c.waitServed(podGroupGVR)
+	checkCRDLookup(t, c, helm)
 
 	// Run the binary as the pod would: the service account's token, the
 	// ConfigMap's configuration, the container's arguments (only the config
@@ -227,6 +244,71 @@ func TestHelmChart(t *testing.T) {
 	}
 	if len(refused) > 0 {
 		t.Errorf("the API server refused the chart's service account %d times, first:\n%s", len(refused), strings.Join(refused[:min(3, len(refused))], "\n"))
+	}
+}
+
+// checkChartCRD checks the chart's PodGroup CRD against deploy/crds.
+func checkChartCRD(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	crd := findObject(t, objs, "CustomResourceDefinition", "podgroups.scheduling.x-k8s.io")
+	var shipped map[string]any
+	if err := yaml.Unmarshal([]byte(deploy.PodGroupCRD), &shipped); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(shipped["spec"], crd.Object["spec"]); diff != "" {
+		t.Errorf("the chart's PodGroup CRD differs from deploy/crds (-file +chart):\n%s", diff)
+	}
+	if crd.GetAnnotations()["helm.sh/resource-policy"] != "keep" {
+		t.Errorf("the chart's PodGroup CRD has annotations %v, want helm.sh/resource-policy: keep", crd.GetAnnotations())
+	}
+}
+
+// renderedCRDs renders the chart with the extra helm arguments and counts
+// the CustomResourceDefinitions in it.
+func renderedCRDs(t *testing.T, helm string, extra ...string) int {
+	t.Helper()
+	out, err := runHelm(helm, append([]string{"template", releaseName, chartDir, "--namespace", releaseNamespace}, extra...)...)
+	if err != nil {
+		t.Fatalf("helm template %v: %v\n%s", extra, err, out)
+	}
+	n := 0
+	for _, o := range decodeManifest(t, out) {
+		if o.GetKind() == "CustomResourceDefinition" {
+			n++
+		}
+	}
+	return n
+}
+
+// checkCRDLookup renders the chart against the cluster, whose PodGroup
+// CRD was created without Helm: podGroupCRD.install=auto must leave it
+// alone, unless it carries this release's ownership annotations (as after
+// a helm install of this chart), when the release keeps managing it.
+func checkCRDLookup(t *testing.T, c *cluster, helm string) {
+	t.Helper()
+	server := []string{"--dry-run=server", "--kubeconfig", c.kubeconfigFile()}
+	if n := renderedCRDs(t, helm, server...); n != 0 {
+		t.Errorf("auto, with a PodGroup CRD installed by someone else: %d CRDs rendered, want 0", n)
+	}
+	if n := renderedCRDs(t, helm, append(server, "--set", "podGroupCRD.install=true")...); n != 1 {
+		t.Errorf("true, with a PodGroup CRD installed by someone else: %d CRDs rendered, want 1", n)
+	}
+	crds := apiextensionsclient.NewForConfigOrDie(c.Config).ApiextensionsV1().CustomResourceDefinitions()
+	crd, err := crds.Get(c.Ctx, "podgroups.scheduling.x-k8s.io", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ann := crd.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann["meta.helm.sh/release-name"], ann["meta.helm.sh/release-namespace"] = releaseName, releaseNamespace
+	crd.SetAnnotations(ann)
+	if _, err := crds.Update(c.Ctx, crd, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := renderedCRDs(t, helm, server...); n != 1 {
+		t.Errorf("auto, with the PodGroup CRD this release installed: %d CRDs rendered, want 1 (an upgrade would drop it)", n)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -71,6 +72,19 @@ func TestInstallDocs(t *testing.T) {
 		return cm.Data["config.yaml"]
 	}
 
+	// The chart installs the PodGroup CRD (podGroupCRD.install: auto, and
+	// the cluster has none), keeps it through upgrades as this release's,
+	// and leaves it behind on uninstall.
+	crdOwner := func(line string) string {
+		t.Helper()
+		crd, err := apiextensionsclient.NewForConfigOrDie(c.Config).ApiextensionsV1().CustomResourceDefinitions().Get(c.Ctx, "podgroups.scheduling.x-k8s.io", metav1.GetOptions{})
+		if err != nil {
+			t.Errorf("after %q: PodGroup CRD: %v", line, err)
+			return ""
+		}
+		return crd.Annotations["meta.helm.sh/release-name"]
+	}
+
 	for _, line := range cmds {
 		fields := strings.Fields(line)
 		switch fields[1] {
@@ -82,8 +96,14 @@ func TestInstallDocs(t *testing.T) {
 			if _, err := decodeSchedulerConfig(config()); err != nil {
 				t.Errorf("after %q: %v", line, err)
 			}
+			if owner := crdOwner(line); owner != releaseName {
+				t.Errorf("after %q: the PodGroup CRD belongs to release %q, want %q", line, owner, releaseName)
+			}
 		case "upgrade":
 			run(line)
+			if owner := crdOwner(line); owner != releaseName {
+				t.Errorf("after %q: the PodGroup CRD belongs to release %q, want %q", line, owner, releaseName)
+			}
 			cfg := config()
 			if _, err := decodeSchedulerConfig(cfg); err != nil {
 				t.Errorf("after %q: %v", line, err)
@@ -109,6 +129,7 @@ func TestInstallDocs(t *testing.T) {
 			if _, err := c.Client.RbacV1().ClusterRoles().Get(c.Ctx, releaseName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				t.Errorf("after %q: ClusterRole still there (%v)", line, err)
 			}
+			crdOwner(line) // kept: deleting it would delete every PodGroup
 		default:
 			t.Errorf("docs/install.md runs helm %s, which the test does not check", fields[1])
 		}

@@ -1,0 +1,118 @@
+package up
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fluence-sched/fluence/pkg/localcluster"
+)
+
+func TestValidate(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "existing")
+	if err := os.WriteFile(existing, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.Mkdir(empty, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	with := func(f func(*Options)) Options {
+		o := Defaults()
+		f(&o)
+		return o
+	}
+	for _, tc := range []struct {
+		name string
+		o    Options
+		want []string // substrings of the error; none: valid
+	}{
+		{"defaults", Defaults(), nil},
+		{"no GPUs at all", with(func(o *Options) { o.GPUs, o.GPUNodes = 0, 0 }), nil},
+		{"gpu-nodes beyond nodes without GPUs", with(func(o *Options) { o.GPUs, o.GPUNodes = 0, 9 }), nil},
+		{"one node per rack", with(func(o *Options) { o.Racks = 4 }), nil},
+		{"new dir and kubeconfig", with(func(o *Options) { o.Dir, o.Kubeconfig = filepath.Join(dir, "new"), filepath.Join(dir, "kc") }), nil},
+		{"empty dir", with(func(o *Options) { o.Dir = empty }), nil},
+		{"labels and gates", with(func(o *Options) {
+			o.NodeLabels = map[string]string{"pool": "a", "example.com/tier": "gold"}
+			o.FeatureGates = map[string]bool{"GenericWorkload": true}
+		}), nil},
+		{"no nodes", with(func(o *Options) { o.Nodes = 0 }), []string{"--nodes 0"}},
+		{"bad quantities", with(func(o *Options) { o.CPU, o.Memory = "four", "-1Gi" }), []string{`--cpu "four"`, `--memory "-1Gi"`}},
+		{"zero cpu", with(func(o *Options) { o.CPU = "0" }), []string{`--cpu "0"`}},
+		{"negative gpus", with(func(o *Options) { o.GPUs = -1 }), []string{"--gpus -1"}},
+		{"too many gpu nodes", with(func(o *Options) { o.GPUNodes = 5 }), []string{"--gpu-nodes 5: more than the 4 nodes"}},
+		{"too many racks", with(func(o *Options) { o.Racks = 5 }), []string{"--racks 5"}},
+		{"bad label key", with(func(o *Options) { o.NodeLabels = map[string]string{"a b": "c"} }), []string{"--node-labels a b=c: the key"}},
+		{"bad label value", with(func(o *Options) { o.NodeLabels = map[string]string{"a": "c d"} }), []string{"--node-labels a=c d: the value"}},
+		{"reserved label", with(func(o *Options) { o.NodeLabels = map[string]string{RackLabel: "r"} }), []string{"fluence up sets " + RackLabel}},
+		{"unknown gate", with(func(o *Options) { o.FeatureGates = map[string]bool{"NoSuchGate": true} }), []string{"--feature-gates NoSuchGate=true: not a feature gate"}},
+		{"existing kubeconfig", with(func(o *Options) { o.Kubeconfig = existing }), []string{"--kubeconfig " + existing + ": the file exists"}},
+		{"kubeconfig in no directory", with(func(o *Options) { o.Kubeconfig = filepath.Join(dir, "none", "kc") }), []string{"no directory"}},
+		{"non-empty dir", with(func(o *Options) { o.Dir = dir }), []string{"--dir " + dir + ": not empty"}},
+		{"dir is a file", with(func(o *Options) { o.Dir = existing }), []string{"not a directory"}},
+		{"all problems at once", with(func(o *Options) { o.Nodes, o.CPU = -1, "x" }), []string{"--nodes -1", `--cpu "x"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.o.Validate()
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate accepted %+v", tc.o)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestNodeSpecs(t *testing.T) {
+	o := Options{Nodes: 5, CPU: "3", Memory: "8Gi", GPUNodes: 2, GPUs: 4, Racks: 2, NodeLabels: map[string]string{"pool": "a"}}
+	node := func(i, gpus int, rack string) localcluster.NodeSpec {
+		labels := map[string]string{"pool": "a", RackLabel: rack}
+		if gpus > 0 {
+			labels[GPULabel] = "true"
+		}
+		return localcluster.NodeSpec{Name: "node-" + string(rune('0'+i)), CPU: "3", Memory: "8Gi", GPUs: gpus, Labels: labels}
+	}
+	want := []localcluster.NodeSpec{node(0, 0, "rack-0"), node(1, 0, "rack-0"), node(2, 0, "rack-0"), node(3, 4, "rack-1"), node(4, 4, "rack-1")}
+	if diff := cmp.Diff(want, o.NodeSpecs()); diff != "" {
+		t.Errorf("NodeSpecs (-want +got):\n%s", diff)
+	}
+	// Without GPUs, --gpu-nodes changes nothing; without racks, no rack label.
+	plain := Options{Nodes: 2, CPU: "1", Memory: "1Gi", GPUNodes: 1}
+	for _, n := range plain.NodeSpecs() {
+		if n.GPUs != 0 || len(n.Labels) != 0 {
+			t.Errorf("%+v: GPUs or labels without --gpus or --racks", n)
+		}
+	}
+}
+
+func TestWithin(t *testing.T) {
+	for _, tc := range []struct {
+		path, dir string
+		want      bool
+	}{
+		{"/tmp/up/kubeconfig", "/tmp/up", true},
+		{"/tmp/up/a/b", "/tmp/up", true},
+		{"/tmp/upper/kubeconfig", "/tmp/up", false},
+		{"/tmp/kubeconfig", "/tmp/up", false},
+		{"/tmp/up/../kc", "/tmp/up", false},
+		{"/tmp/up/..kc", "/tmp/up", true},
+	} {
+		if got := within(tc.path, tc.dir); got != tc.want {
+			t.Errorf("within(%q, %q) = %v, want %v", tc.path, tc.dir, got, tc.want)
+		}
+	}
+}

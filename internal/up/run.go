@@ -1,0 +1,135 @@
+package up
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"github.com/fluence-sched/fluence/deploy"
+	"github.com/fluence-sched/fluence/pkg/localcluster"
+	"github.com/fluence-sched/fluence/pkg/plugin"
+)
+
+// Run starts the cluster the options describe, prints the ready lines and
+// how to use it to out, and returns once ctx ends (the caller cancels it on
+// SIGINT or SIGTERM) or the API server stops on its own. Either way it
+// stops every goroutine it started and removes the work directory and the
+// kubeconfig before it returns. A ctx ending while the cluster starts
+// aborts the start.
+func Run(ctx context.Context, o Options, out io.Writer) (err error) {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	config, err := o.SchedulerConfig()
+	if err != nil {
+		return err
+	}
+	// The gates `fluence scheduler` sets; o.FeatureGates come on top.
+	if err := plugin.SetFeatureDefaults(); err != nil {
+		return err
+	}
+	// Absolute paths: they are printed for use from any directory.
+	dir, kubeconfig := o.Dir, o.Kubeconfig
+	if dir == "" {
+		dir, err = os.MkdirTemp("", "fluence-up-")
+	} else {
+		dir, err = filepath.Abs(dir)
+	}
+	if err != nil {
+		return err
+	}
+	if kubeconfig != "" {
+		if kubeconfig, err = filepath.Abs(kubeconfig); err != nil {
+			return err
+		}
+	}
+
+	// The cluster lives in a context of its own, so that on a signal Stop
+	// takes it down in order (schedulers first, the API server last)
+	// instead of everything at once; until it is up, a signal aborts the
+	// start.
+	clusterCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	abortStart := context.AfterFunc(ctx, cancel)
+
+	fmt.Fprintf(out, "fluence up: starting etcd, kube-apiserver, the Job controller, the node simulator (%d nodes) and kube-scheduler with the default-scheduler and fluence profiles\n", o.Nodes)
+	c, err := localcluster.Start(clusterCtx, localcluster.Options{
+		Dir:           dir,
+		FeatureGates:  o.FeatureGates,
+		JobController: true,
+		NodeSim:       &localcluster.NodeSimOptions{},
+		Nodes:         o.NodeSpecs(),
+	})
+	if err != nil {
+		os.RemoveAll(dir) // Start removes it too, unless it failed before making it
+		return startError(ctx, err)
+	}
+	defer func() {
+		c.Stop()
+		removed := []string{dir}
+		if kubeconfig != "" && !within(kubeconfig, dir) {
+			if rmErr := os.Remove(kubeconfig); rmErr == nil {
+				removed = append(removed, kubeconfig)
+			} else if !os.IsNotExist(rmErr) {
+				err = errors.Join(err, fmt.Errorf("removing the kubeconfig: %w", rmErr))
+			}
+		}
+		fmt.Fprintf(out, "fluence up: stopped; removed %s\n", strings.Join(removed, " and "))
+	}()
+
+	if err := InstallCRD(clusterCtx, c.Config, deploy.PodGroupCRD); err != nil {
+		return startError(ctx, fmt.Errorf("the scheduler-plugins PodGroup CRD: %w", err))
+	}
+	if _, err := c.StartScheduler(clusterCtx, localcluster.SchedulerOptions{
+		Name:       "kube-scheduler",
+		ConfigYAML: config,
+		Registry:   frameworkruntime.Registry{plugin.Name: plugin.New, plugin.QueueSortName: plugin.NewQueueSort},
+	}); err != nil {
+		return startError(ctx, err)
+	}
+	if kubeconfig, err = c.WriteKubeconfig(kubeconfig, c.Kubeconfig("")); err != nil {
+		return err
+	}
+	if !abortStart() {
+		return startError(ctx, context.Canceled)
+	}
+
+	printReady(out, ReadyInfo{
+		APIServer:    c.Config.Host,
+		Kubeconfig:   kubeconfig,
+		WorkDir:      dir,
+		Options:      o,
+		ExternalFile: !within(kubeconfig, dir),
+	})
+
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(out, "fluence up: stopping (a second Ctrl-C quits at once and leaves the files behind)")
+		return nil
+	case err := <-c.Done():
+		if err == nil {
+			err = errors.New("it stopped")
+		}
+		return fmt.Errorf("the API server: %w", err)
+	}
+}
+
+// startError says a failed start was the user's interrupt, when it was.
+func startError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return errors.New("interrupted while starting")
+	}
+	return err
+}
+
+// within reports whether the absolute path lies in the absolute dir.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
