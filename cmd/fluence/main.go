@@ -25,7 +25,7 @@ func rootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
-	root.AddCommand(matchCmd(), simCmd(), benchEngineCmd(), schedulerCmd(), &cobra.Command{
+	root.AddCommand(matchCmd(), simCmd(), demoCmd(), benchEngineCmd(), schedulerCmd(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Run:   func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), version) },

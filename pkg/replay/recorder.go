@@ -1,0 +1,252 @@
+package replay
+
+import (
+	"math"
+	"strconv"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/fluence-sched/fluence/pkg/sim"
+)
+
+// Recorder keeps what happened to the pods of a replay, stamped with the
+// time this process received each event (metav1 times have one-second
+// resolution, too coarse at ten times real speed). Observe takes every
+// version of every pod; Submitted marks a group's Job as created. Times
+// are relative to the first submission.
+type Recorder struct {
+	mu     sync.Mutex
+	w      *sim.Workload
+	groups []groupRecord
+	pods   map[types.UID]*podRecord
+	t0     time.Time
+
+	submittedPods, boundPods, finishedPods int
+	usedCPU                                int64
+	started, completed                     int
+	events                                 int
+	// lastChange is the last bind or finish (stall detection);
+	// lastProgress the last group start or completion (a stall's time,
+	// as the simulator reports it).
+	lastChange, lastProgress time.Time
+	timeline                 []sim.Sample
+}
+
+type groupRecord struct {
+	submit, start, end time.Time
+	bound, finished    int
+	nodes              []string // by completion index
+}
+
+type podRecord struct {
+	index           int // completion index; -1 if unknown
+	node            string
+	bound, finished time.Time
+	cpu             int64
+}
+
+// NewRecorder records a replay of w (compressed, as replayed).
+func NewRecorder(w *sim.Workload) *Recorder {
+	r := &Recorder{w: w, groups: make([]groupRecord, len(w.Groups)), pods: map[types.UID]*podRecord{}}
+	for i := range w.Groups {
+		r.groups[i].nodes = make([]string, w.Groups[i].Size())
+	}
+	return r
+}
+
+// Submitted records that group i's Job is being created at t.
+func (r *Recorder) Submitted(i int, t time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.t0.IsZero() {
+		r.t0, r.lastChange, r.lastProgress = t, t, t
+	}
+	if !r.groups[i].submit.IsZero() {
+		return
+	}
+	r.groups[i].submit = t
+	r.submittedPods += r.w.Groups[i].Size()
+	r.sample(t)
+}
+
+// Observe records a pod as seen at now. Pods without GroupLabel, or of a
+// group not submitted, are ignored.
+func (r *Recorder) Observe(pod *corev1.Pod, now time.Time) {
+	gi, err := strconv.Atoi(pod.Labels[GroupLabel])
+	if err != nil || gi < 0 || gi >= len(r.groups) {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	g := &r.groups[gi]
+	if g.submit.IsZero() {
+		return
+	}
+	p := r.pods[pod.UID]
+	if p == nil {
+		idx, err := strconv.Atoi(pod.Annotations[batchv1.JobCompletionIndexAnnotation])
+		if err != nil || idx < 0 || idx >= len(g.nodes) {
+			idx = -1
+		}
+		p = &podRecord{index: idx, cpu: r.w.Groups[gi].Pods[0].CPU}
+		r.pods[pod.UID] = p
+	}
+	rec := p
+	changed := false
+	if pod.Spec.NodeName != "" && rec.bound.IsZero() {
+		rec.bound, rec.node = now, pod.Spec.NodeName
+		if rec.index >= 0 {
+			g.nodes[rec.index] = rec.node
+		}
+		r.boundPods++
+		r.usedCPU += rec.cpu
+		g.bound++
+		changed = true
+		if g.bound == len(g.nodes) {
+			g.start = now
+			r.started++
+			r.lastProgress = now
+		}
+	}
+	if (pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed) && rec.finished.IsZero() && !rec.bound.IsZero() {
+		rec.finished = now
+		r.finishedPods++
+		r.usedCPU -= rec.cpu
+		g.finished++
+		changed = true
+		if g.finished == len(g.nodes) && pod.Status.Phase == corev1.PodSucceeded {
+			g.end = now
+			r.completed++
+			r.lastProgress = now
+		}
+	}
+	if changed {
+		r.events++
+		r.lastChange = now
+		r.sample(now)
+	}
+}
+
+// sample appends the state at now to the timeline; r.mu is held.
+func (r *Recorder) sample(now time.Time) {
+	s := sim.Sample{
+		T:           now.Sub(r.t0).Seconds(),
+		Pending:     r.submittedPods - r.boundPods,
+		Running:     r.boundPods - r.finishedPods,
+		UsedCPU:     r.usedCPU,
+		RunningJobs: r.started - r.completed,
+		Completed:   r.completed,
+	}
+	if n := len(r.timeline); n > 0 && r.timeline[n-1].T == s.T {
+		r.timeline[n-1] = s
+		return
+	}
+	r.timeline = append(r.timeline, s)
+}
+
+// Status is a replay's state at one moment.
+type Status struct {
+	Elapsed       time.Duration // since the first submission
+	JobsSubmitted int
+	JobsCompleted int
+	JobsTotal     int
+	PodsTotal     int
+	PodsBound     int
+	PodsPending   int           // of submitted Jobs, not bound (created or not)
+	PodsRunning   int           // bound, not finished: holding their CPUs
+	SinceChange   time.Duration // since the last bind or finish
+}
+
+// Done reports whether every Job completed.
+func (s Status) Done() bool { return s.JobsCompleted == s.JobsTotal }
+
+// Status returns the state at now.
+func (r *Recorder) Status(now time.Time) Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := Status{JobsCompleted: r.completed, JobsTotal: len(r.groups), PodsBound: r.boundPods,
+		PodsPending: r.submittedPods - r.boundPods, PodsRunning: r.boundPods - r.finishedPods}
+	for i := range r.groups {
+		s.PodsTotal += len(r.groups[i].nodes)
+		if !r.groups[i].submit.IsZero() {
+			s.JobsSubmitted++
+		}
+	}
+	if !r.t0.IsZero() {
+		s.Elapsed = now.Sub(r.t0)
+		s.SinceChange = now.Sub(r.lastChange)
+	}
+	return s
+}
+
+// Result is the replay as a sim.Result, in the compressed workload's
+// seconds (Scale converts it), observed until until. stalled says the run
+// was ended by stall detection.
+func (r *Recorder) Result(name, config string, stalled bool, until time.Time) *sim.Result {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	at := func(t time.Time) float64 {
+		if t.IsZero() {
+			return -1
+		}
+		return t.Sub(r.t0).Seconds()
+	}
+	res := &sim.Result{
+		Workload: r.w.Name, Scheduler: name, Config: config,
+		Timeline: append([]sim.Sample(nil), r.timeline...), JobsTotal: len(r.groups),
+		SimulatedUntil: at(until), Steps: r.events,
+	}
+	for _, n := range r.w.Cluster.Nodes {
+		res.TotalCPU += n.CPU
+	}
+	first, last := math.Inf(1), math.Inf(-1)
+	var turn, wait float64
+	var startedJobs int
+	for i := range r.groups {
+		g := &r.groups[i]
+		spec := &r.w.Groups[i]
+		j := sim.JobResult{Name: spec.Name, Size: spec.Size(), Submit: at(g.submit), Start: at(g.start), End: at(g.end),
+			Completed: !g.end.IsZero(), Nodes: append([]string(nil), g.nodes...), Wait: math.NaN(), Turnaround: math.NaN()}
+		for _, p := range spec.Pods {
+			j.CPU += p.CPU
+		}
+		if j.Submit >= 0 {
+			first = math.Min(first, j.Submit)
+		}
+		if j.Start >= 0 {
+			j.Wait = j.Start - j.Submit
+			wait += j.Wait
+			startedJobs++
+		}
+		if j.Completed {
+			j.Turnaround = j.End - j.Submit
+			turn += j.Turnaround
+			res.JobsCompleted++
+			last = math.Max(last, j.End)
+		} else if g.bound > 0 {
+			res.JobsHoldingAtStall++
+		}
+		res.Jobs = append(res.Jobs, j)
+	}
+	res.MeanTurnaround, res.MeanWait = math.NaN(), math.NaN()
+	if res.JobsCompleted > 0 {
+		res.Makespan = last - first
+		res.MeanTurnaround = turn / float64(res.JobsCompleted)
+	}
+	if startedJobs > 0 {
+		res.MeanWait = wait / float64(startedJobs)
+	}
+	if stalled {
+		res.Stalled = true
+		res.StalledAt = at(r.lastProgress)
+		res.PendingAtStall = r.submittedPods - r.boundPods
+		res.RunningAtStall = r.boundPods - r.finishedPods
+	} else {
+		res.JobsHoldingAtStall = 0
+	}
+	return res
+}
