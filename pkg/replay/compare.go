@@ -29,18 +29,21 @@ const CompareLegend = `live = the scheduler on a local API server, times from th
 // makespan and mean turnaround. Results are in the workload's seconds
 // (Scale).
 func CompareTable(w io.Writer, title string, rows []Comparison) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n\n", title)
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	var table strings.Builder
+	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SCHEDULER\tRUN\tCOMPLETED\tSTALLED\tPENDING/RUNNING AT STALL\tMAKESPAN (s)\tMEAN TURNAROUND (s)")
+	var notes []string
 	for _, c := range rows {
 		if c.Live == nil {
 			return fmt.Errorf("compare: no live result for %s", c.Scheduler)
 		}
 		fmt.Fprintf(tw, "%s\t%s\n", c.Scheduler, cells("live", c.Live))
 		if c.Sim == nil {
-			// Text after a line's last tab is no cell: it widens no column.
-			fmt.Fprintf(tw, "\tsim\tno model: %s\n", c.NoModel)
+			// The reason goes under the table: a long cell would widen
+			// its column, and a line with fewer cells would split the
+			// table's alignment in two.
+			fmt.Fprintf(tw, "\tsim\tno model\t\t\t\t\n")
+			notes = append(notes, fmt.Sprintf("%s: no model: %s.", c.Scheduler, c.NoModel))
 			continue
 		}
 		fmt.Fprintf(tw, "\t%s\n", cells("sim", c.Sim))
@@ -49,7 +52,18 @@ func CompareTable(w io.Writer, title string, rows []Comparison) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	b.WriteString("\n" + CompareLegend + "\n")
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n\n", title)
+	for _, line := range strings.SplitAfter(table.String(), "\n") {
+		if line != "" {
+			b.WriteString(strings.TrimRight(line, " \n") + "\n") // empty cells pad with spaces
+		}
+	}
+	b.WriteString("\n")
+	for _, n := range notes {
+		b.WriteString(n + "\n")
+	}
+	b.WriteString(CompareLegend + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
