@@ -37,9 +37,10 @@ type Recorder struct {
 }
 
 type groupRecord struct {
-	submit, start, end time.Time
-	bound, finished    int
-	nodes              []string // by completion index
+	submit, firstBind time.Time
+	start, end        time.Time
+	bound, finished   int
+	nodes             []string // by completion index
 }
 
 type podRecord struct {
@@ -104,6 +105,9 @@ func (r *Recorder) Observe(pod *corev1.Pod, now time.Time) {
 		}
 		r.boundPods++
 		r.usedCPU += rec.cpu
+		if g.bound == 0 {
+			g.firstBind = now
+		}
 		g.bound++
 		changed = true
 		if g.bound == len(g.nodes) {
@@ -146,6 +150,23 @@ func (r *Recorder) sample(now time.Time) {
 		return
 	}
 	r.timeline = append(r.timeline, s)
+}
+
+// BindSpreads returns, per group, the time from its first pod's bind to
+// its last's: about nothing for a scheduler that binds a group whole, the
+// wait for the rest for one that binds pods one by one. A group not bound
+// whole has -1.
+func (r *Recorder) BindSpreads() []time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]time.Duration, len(r.groups))
+	for i := range r.groups {
+		out[i] = -1
+		if g := &r.groups[i]; !g.start.IsZero() {
+			out[i] = g.start.Sub(g.firstBind)
+		}
+	}
+	return out
 }
 
 // Status is a replay's state at one moment.

@@ -69,6 +69,9 @@ func TestRecorder(t *testing.T) {
 	if !res.Stalled || res.StalledAt != 3.5 || res.PendingAtStall != 1 || res.RunningAtStall != 1 || res.JobsHoldingAtStall != 1 || res.SimulatedUntil != 10 {
 		t.Errorf("stall: at %v, %d pending, %d running, %d jobs holding, until %v", res.StalledAt, res.PendingAtStall, res.RunningAtStall, res.JobsHoldingAtStall, res.SimulatedUntil)
 	}
+	if spreads := r.BindSpreads(); spreads[0] != 500*time.Millisecond || spreads[1] != -1 {
+		t.Errorf("bind spreads %v, want 500ms for a and -1 for b (bound partly)", spreads)
+	}
 	last := res.Timeline[len(res.Timeline)-1]
 	if last.T != 3.5 || last.Pending != 1 || last.Running != 1 || last.UsedCPU != 2000 || last.RunningJobs != 0 || last.Completed != 1 {
 		t.Errorf("last sample %+v", last)

@@ -42,6 +42,9 @@ type Options struct {
 	// one at the end; nil prints nothing.
 	Progress      io.Writer
 	ProgressEvery time.Duration
+	// Inspect, when set, is called once the run has ended, before the
+	// cluster stops: to read what the API server holds, say.
+	Inspect func(ctx context.Context, c *localcluster.Cluster, o *Outcome) error
 }
 
 // Outcome is one scheduler's replay.
@@ -50,6 +53,8 @@ type Outcome struct {
 	// Result is in the replayed workload's seconds; Scale converts it.
 	Result  *sim.Result
 	Stalled bool
+	// BindSpread is, per group, Recorder.BindSpreads.
+	BindSpread []time.Duration
 	// Setup is the time to start the control plane and the scheduler;
 	// Wall the time from the first submission to the end.
 	Setup, Wall time.Duration
@@ -158,7 +163,13 @@ func Run(ctx context.Context, s Scheduler, opts Options) (_ *Outcome, err error)
 			out.Stalled = stalled && !st.Done()
 			out.Wall = st.Elapsed
 			out.Result = rec.Result(s.Name(), s.Config(), out.Stalled, now)
+			out.BindSpread = rec.BindSpreads()
 			p.end(st, out.Stalled, opts.Stall)
+			if opts.Inspect != nil {
+				if err := opts.Inspect(ctx, c, out); err != nil {
+					return nil, err
+				}
+			}
 			return out, nil
 		}
 	}

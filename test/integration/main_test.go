@@ -96,6 +96,9 @@ var harmlessErrors = []string{
 	"The manifest file is empty, ignoring.",
 	`namespaces \"kube-system\" not found`,
 	`namespaces \"default\" not found`,
+	// local clusters (pkg/localcluster) of the demo tests
+	"for Service default/kubernetes is not allocated; repairing",
+	"Found stale data, removed previous endpoints on kubernetes service",
 }
 
 // errorsOnly passes klog's error and fatal lines ("E…", "F…" headers), except
