@@ -189,7 +189,7 @@ func runLiveDemo(ctx context.Context, stdout, stderr io.Writer, f demoFlags) err
 	}
 	fmt.Fprintln(stdout)
 	for _, o := range outcomes {
-		fmt.Fprintf(stdout, "%s: control plane and scheduler up in %.1fs, replay %.1fs (wall)\n", o.Scheduler.Name(), o.Setup.Seconds(), o.Wall.Seconds())
+		fmt.Fprintf(stdout, "%s: control plane and scheduler up in %.1fs, replay %.1fs (wall)\n  %s\n", o.Scheduler.Name(), o.Setup.Seconds(), o.Wall.Seconds(), o.Lags)
 	}
 	if f.noFiles {
 		return nil

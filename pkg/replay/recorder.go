@@ -1,7 +1,9 @@
 package replay
 
 import (
+	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -39,14 +41,18 @@ type Recorder struct {
 type groupRecord struct {
 	submit, firstBind time.Time
 	start, end        time.Time
-	bound, finished   int
-	nodes             []string // by completion index
+	// created: the last pod first seen; allRunning: the last seen Running.
+	created, allRunning time.Time
+	seen, running       int
+	bound, finished     int
+	nodes               []string // by completion index
 }
 
 type podRecord struct {
 	index           int // completion index; -1 if unknown
 	node            string
 	bound, finished time.Time
+	ran             bool
 	cpu             int64
 }
 
@@ -95,6 +101,9 @@ func (r *Recorder) Observe(pod *corev1.Pod, now time.Time) {
 		}
 		p = &podRecord{index: idx, cpu: r.w.Groups[gi].Pods[0].CPU}
 		r.pods[pod.UID] = p
+		if g.seen++; g.seen == len(g.nodes) {
+			g.created = now
+		}
 	}
 	rec := p
 	changed := false
@@ -114,6 +123,12 @@ func (r *Recorder) Observe(pod *corev1.Pod, now time.Time) {
 			g.start = now
 			r.started++
 			r.lastProgress = now
+		}
+	}
+	if pod.Status.Phase == corev1.PodRunning && !rec.ran {
+		rec.ran = true
+		if g.running++; g.running == len(g.nodes) {
+			g.allRunning = now
 		}
 	}
 	if (pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed) && rec.finished.IsZero() && !rec.bound.IsZero() {
@@ -167,6 +182,50 @@ func (r *Recorder) BindSpreads() []time.Duration {
 		}
 	}
 	return out
+}
+
+// Lags are the delays the control plane adds to each group's life, in
+// wall time, one entry per group that got that far: Create from the Job's
+// submission to its last pod's creation (the Job controller), Run from
+// the last bind to the last pod Running (the node simulator), End from
+// all Running plus the hold to the last pod's end (the launcher's status
+// writes).
+type Lags struct {
+	Create, Run, End []time.Duration
+}
+
+// Lags returns the delays of the groups so far.
+func (r *Recorder) Lags() Lags {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var l Lags
+	for i := range r.groups {
+		g := &r.groups[i]
+		if !g.created.IsZero() {
+			l.Create = append(l.Create, g.created.Sub(g.submit))
+		}
+		if !g.allRunning.IsZero() && !g.start.IsZero() {
+			l.Run = append(l.Run, g.allRunning.Sub(g.start))
+		}
+		if !g.end.IsZero() && !g.allRunning.IsZero() {
+			l.End = append(l.End, g.end.Sub(g.allRunning)-seconds(r.w.Groups[i].Runtime))
+		}
+	}
+	return l
+}
+
+// String is "median/max" of each lag in milliseconds.
+func (l Lags) String() string {
+	f := func(ds []time.Duration) string {
+		if len(ds) == 0 {
+			return "-"
+		}
+		s := slices.Clone(ds)
+		slices.Sort(s)
+		return fmt.Sprintf("%d/%d ms", s[len(s)/2].Milliseconds(), s[len(s)-1].Milliseconds())
+	}
+	return fmt.Sprintf("pods created after their Job %s, all Running after the last bind %s, ended after the hold %s (median/max)",
+		f(l.Create), f(l.Run), f(l.End))
 }
 
 // Status is a replay's state at one moment.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,6 +48,7 @@ func TestRecorder(t *testing.T) {
 	if st := r.Status(at(2)); st.PodsBound != 3 || st.PodsPending != 1 || st.PodsRunning != 3 || st.JobsSubmitted != 2 || st.SinceChange != 0 {
 		t.Errorf("status at 2 s: %+v", st)
 	}
+	r.Observe(jobPod(0, 1, "node1", corev1.PodRunning), at(1.7)) // a runs whole
 	r.Observe(jobPod(0, 0, "node0", corev1.PodSucceeded), at(3))
 	r.Observe(jobPod(0, 1, "node1", corev1.PodSucceeded), at(3.5)) // a ends
 	r.Observe(jobPod(0, 1, "node1", corev1.PodSucceeded), at(3.6)) // seen again: nothing changes
@@ -71,6 +73,14 @@ func TestRecorder(t *testing.T) {
 	}
 	if spreads := r.BindSpreads(); spreads[0] != 500*time.Millisecond || spreads[1] != -1 {
 		t.Errorf("bind spreads %v, want 500ms for a and -1 for b (bound partly)", spreads)
+	}
+	lags := r.Lags()
+	if len(lags.Create) != 1 || lags.Create[0] != 100*time.Millisecond || len(lags.Run) != 1 || lags.Run[0] != 200*time.Millisecond ||
+		len(lags.End) != 1 || lags.End[0] != 800*time.Millisecond {
+		t.Errorf("lags %+v: want a created 100ms after its Job, Running 200ms after its last bind, ended 800ms after its 1 s hold", lags)
+	}
+	if s := lags.String(); !strings.Contains(s, "created after their Job 100/100 ms") {
+		t.Errorf("lags read %q", s)
 	}
 	last := res.Timeline[len(res.Timeline)-1]
 	if last.T != 3.5 || last.Pending != 1 || last.Running != 1 || last.UsedCPU != 2000 || last.RunningJobs != 0 || last.Completed != 1 {

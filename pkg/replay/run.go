@@ -55,6 +55,8 @@ type Outcome struct {
 	Stalled bool
 	// BindSpread is, per group, Recorder.BindSpreads.
 	BindSpread []time.Duration
+	// Lags are the control plane's delays (Recorder.Lags).
+	Lags Lags
 	// Setup is the time to start the control plane and the scheduler;
 	// Wall the time from the first submission to the end.
 	Setup, Wall time.Duration
@@ -164,6 +166,7 @@ func Run(ctx context.Context, s Scheduler, opts Options) (_ *Outcome, err error)
 			out.Wall = st.Elapsed
 			out.Result = rec.Result(s.Name(), s.Config(), out.Stalled, now)
 			out.BindSpread = rec.BindSpreads()
+			out.Lags = rec.Lags()
 			p.end(st, out.Stalled, opts.Stall)
 			if opts.Inspect != nil {
 				if err := opts.Inspect(ctx, c, out); err != nil {
