@@ -189,9 +189,11 @@ func (r *Recorder) BindSpreads() []time.Duration {
 // submission to its last pod's creation (the Job controller), Run from
 // the last bind to the last pod Running (the node simulator), End from
 // all Running plus the hold to the last pod's end (the launcher's status
-// writes).
+// writes), and Restart from the completion before a group's start to that
+// start, for groups already waiting then (the scheduler reacting to freed
+// CPUs; the simulator's schedulers react at once).
 type Lags struct {
-	Create, Run, End []time.Duration
+	Create, Run, End, Restart []time.Duration
 }
 
 // Lags returns the delays of the groups so far.
@@ -199,8 +201,26 @@ func (r *Recorder) Lags() Lags {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var l Lags
+	var ends []time.Time
+	for i := range r.groups {
+		if !r.groups[i].end.IsZero() {
+			ends = append(ends, r.groups[i].end)
+		}
+	}
+	slices.SortFunc(ends, func(a, b time.Time) int { return a.Compare(b) })
 	for i := range r.groups {
 		g := &r.groups[i]
+		if !g.start.IsZero() {
+			// the last completion at or before the start
+			if k, _ := slices.BinarySearchFunc(ends, g.start, func(e, t time.Time) int {
+				if e.After(t) {
+					return 1
+				}
+				return -1
+			}); k > 0 && g.submit.Before(ends[k-1]) {
+				l.Restart = append(l.Restart, g.start.Sub(ends[k-1]))
+			}
+		}
 		if !g.created.IsZero() {
 			l.Create = append(l.Create, g.created.Sub(g.submit))
 		}
@@ -224,8 +244,8 @@ func (l Lags) String() string {
 		slices.Sort(s)
 		return fmt.Sprintf("%d/%d ms", s[len(s)/2].Milliseconds(), s[len(s)-1].Milliseconds())
 	}
-	return fmt.Sprintf("pods created after their Job %s, all Running after the last bind %s, ended after the hold %s (median/max)",
-		f(l.Create), f(l.Run), f(l.End))
+	return fmt.Sprintf("pods created after their Job %s, group bound after the completion before it %s, all Running after the last bind %s, ended after the hold %s (median/max)",
+		f(l.Create), f(l.Restart), f(l.Run), f(l.End))
 }
 
 // Status is a replay's state at one moment.

@@ -52,6 +52,9 @@ func TestRecorder(t *testing.T) {
 	r.Observe(jobPod(0, 0, "node0", corev1.PodSucceeded), at(3))
 	r.Observe(jobPod(0, 1, "node1", corev1.PodSucceeded), at(3.5)) // a ends
 	r.Observe(jobPod(0, 1, "node1", corev1.PodSucceeded), at(3.6)) // seen again: nothing changes
+	if l := r.Lags(); len(l.Restart) != 0 {
+		t.Errorf("restart lags %v before any group started after a completion", l.Restart)
+	}
 
 	st := r.Status(at(10))
 	if st.Done() || st.JobsCompleted != 1 || st.PodsPending != 1 || st.PodsRunning != 1 || st.SinceChange != 6500*time.Millisecond || st.Elapsed != 10*time.Second {
@@ -101,5 +104,30 @@ func TestRecorderIgnores(t *testing.T) {
 	r.Observe(unlabelled, now)
 	if st := r.Status(now); st.PodsBound != 0 || st.PodsPending != 2 {
 		t.Errorf("status %+v: foreign pods counted", st)
+	}
+}
+
+// A group waiting when another completes counts the time to its own
+// start; one submitted after the completion does not.
+func TestRecorderRestartLag(t *testing.T) {
+	w := workload(group("a", 1, 1000, 0, 1, 0), group("b", 1, 1000, 0, 1, 0), group("c", 1, 1000, 0, 1, 0))
+	r := NewRecorder(w)
+	t0 := time.Unix(1000, 0)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	one := func(gi int, node string, phase corev1.PodPhase) *corev1.Pod {
+		p := jobPod(gi, 0, node, phase)
+		p.Annotations[SizeAnnotation] = "1"
+		return p
+	}
+	r.Submitted(0, at(0))
+	r.Submitted(1, at(1))
+	r.Observe(one(0, "n0", corev1.PodRunning), at(0.5))
+	r.Observe(one(0, "n0", corev1.PodSucceeded), at(2))
+	r.Observe(one(1, "n0", corev1.PodPending), at(2.3))
+	r.Submitted(2, at(2.5))
+	r.Observe(one(2, "n1", corev1.PodPending), at(3))
+	l := r.Lags()
+	if len(l.Restart) != 1 || l.Restart[0] != 300*time.Millisecond {
+		t.Errorf("restart lags %v, want only b's 300ms", l.Restart)
 	}
 }
