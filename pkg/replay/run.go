@@ -78,8 +78,8 @@ func Run(ctx context.Context, s Scheduler, opts Options) (_ *Outcome, err error)
 	if opts.ProgressEvery <= 0 {
 		opts.ProgressEvery = 5 * time.Second
 	}
-	if longest := longestHold(w); opts.Stall <= longest {
-		return nil, fmt.Errorf("stall window %v is not longer than the longest job's hold (%v as replayed): a healthy run waiting on that job would look stalled; give a longer window or compress more", opts.Stall, longest)
+	if err := CheckStall(w, opts.Stall); err != nil {
+		return nil, err
 	}
 	nodes, err := NodeSpecs(w)
 	if err != nil {
@@ -259,10 +259,16 @@ func NodeSpecs(w *sim.Workload) ([]localcluster.NodeSpec, error) {
 	return out, nil
 }
 
-func longestHold(w *sim.Workload) time.Duration {
-	var d time.Duration
+// CheckStall refuses a stall window no longer than the longest hold of
+// the workload as replayed: a healthy run waiting on that job alone
+// would look stalled.
+func CheckStall(w *sim.Workload, window time.Duration) error {
+	var longest time.Duration
 	for i := range w.Groups {
-		d = max(d, seconds(w.Groups[i].Runtime))
+		longest = max(longest, seconds(w.Groups[i].Runtime))
 	}
-	return d
+	if window <= longest {
+		return fmt.Errorf("a stall window of %v is not longer than the longest job's hold (%v as replayed): a healthy run waiting on that job would look stalled; give a longer window or compress more", window, longest)
+	}
+	return nil
 }

@@ -44,8 +44,8 @@ type Scheduler interface {
 // `fluence demo` runs them.
 var SchedulerNames = []string{"fluence", "stock", "gang"}
 
-// NotIncluded are schedulers the issue asked for that the replay does not
-// run, each with the reason.
+// NotIncluded are peers a reader would expect beside these that the replay
+// does not run, each with the reason (NewScheduler's error gives it).
 var NotIncluded = map[string]string{
 	"coscheduling": "the Coscheduling plugin of sigs.k8s.io/scheduler-plugins builds against its own " +
 		"Kubernetes release, so it would run as a separate Go module and binary; the demo runs every " +

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fluence-sched/fluence/pkg/sim"
 )
@@ -112,5 +113,15 @@ func TestScale(t *testing.T) {
 	if r.Timeline[1].T != 40 || r.StalledAt != 30 || r.Makespan != 30 || r.LowerBound != 20 ||
 		r.MeanTurnaround != 30 || r.MeanWait != 10 || r.SimulatedUntil != 90 {
 		t.Errorf("result scaled to %+v", r)
+	}
+}
+
+func TestCheckStall(t *testing.T) {
+	w := workload(group("a", 1, 1000, 0, 3, 0), group("b", 1, 1000, 0, 1, 0))
+	if err := CheckStall(w, 3*time.Second); err == nil || !strings.Contains(err.Error(), "longest job's hold (3s") {
+		t.Errorf("a window equal to the longest hold: err = %v", err)
+	}
+	if err := CheckStall(w, 3100*time.Millisecond); err != nil {
+		t.Errorf("a window over the longest hold refused: %v", err)
 	}
 }
