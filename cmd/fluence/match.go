@@ -14,8 +14,9 @@ import (
 
 func matchCmd() *cobra.Command {
 	var graphFile, spec, policy string
+	var demo bool
 	cmd := &cobra.Command{
-		Use:   "match (--graph FILE.json | --generate SPEC) [--policy P]",
+		Use:   "match (--graph FILE.json | --generate SPEC) [--policy P] | match --demo",
 		Short: "Run resource-query-style match commands read from stdin",
 		Long: `Reads commands from stdin, one a line, and prints one JSON object per
 command on stdout (nothing for quit):
@@ -29,9 +30,20 @@ command on stdout (nothing for quit):
 
 Time is 0 and does not advance. Diagnostics go to stderr.
 
+--demo runs an embedded script on an embedded 8-node cluster (2 racks, GPUs)
+and prints every command with its response: a group placed whole, a
+GPU group, an impossible group rejected at once, a reservation, a
+cancellation.
+
 Policies: ` + fmt.Sprint(match.PolicyNames()),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if demo {
+				if graphFile != "" || spec != "" || cmd.Flags().Changed("policy") {
+					return errors.New("--demo brings its own graph and policy: give --demo alone")
+				}
+				return runMatchDemo(cmd.OutOrStdout(), nil)
+			}
 			g, err := loadGraph(graphFile, spec)
 			if err != nil {
 				return err
@@ -48,6 +60,7 @@ Policies: ` + fmt.Sprint(match.PolicyNames()),
 	cmd.Flags().StringVar(&graphFile, "graph", "", "JGF graph file")
 	cmd.Flags().StringVar(&spec, "generate", "", `generate the graph from a spec, e.g. "cluster[1]->node[4]->socket[2]->core[8]"`)
 	cmd.Flags().StringVar(&policy, "policy", "first", "match policy")
+	cmd.Flags().BoolVar(&demo, "demo", false, "run the embedded demo script on an embedded 8-node cluster")
 	return cmd
 }
 

@@ -10,7 +10,9 @@ import (
 )
 
 // harmlessErrors are substrings of errors every API server start logs
-// while its bootstrap controllers race the namespaces they need.
+// while its bootstrap controllers race the namespaces and the service IP
+// they need, and the one the "none" endpoint reconciler (which a loopback
+// API server wants: Endpoints refuse loopback addresses) always logs.
 var harmlessErrors = []string{
 	"The manifest file is empty, ignoring.",
 	`namespaces \"kube-system\" not found`,
