@@ -101,6 +101,7 @@ type simFlags struct {
 	attempt       float64
 	oracle        bool
 	defaultDur    float64
+	packing       bool
 }
 
 func simCmd() *cobra.Command {
@@ -129,6 +130,7 @@ simulated ones. Files (CSV and JSON per job and scheduler, plots) go to --out.`,
 	fl.StringSliceVar(&f.queuePolicies, "queue-policy", []string{"easy", "fcfs", "hybrid", "conservative"}, "fluence queue policies; the first is reported as \"fluence\", others as \"fluence:<policy>\"")
 	fl.IntVar(&f.queueDepth, "queue-depth", queue.DefaultQueueDepth, "groups considered per scheduling loop")
 	fl.IntVar(&f.resDepth, "reservation-depth", queue.DefaultReservationDepth, "reservations per loop (hybrid)")
+	fl.BoolVar(&f.packing, "packing", true, "packing-aware backfill: of the groups a loop may only start now, start the set that fills the most of the cluster, not the first that fit (the scheduler's default is off)")
 	f.seeds = seedsFlag{1}
 	fl.Var(&f.seeds, "seeds", `seeds for sampled release delays and synthetic workloads, e.g. "1-10" or "1,3,5"; each seed is a separate run, and with several a table gives mean, min and max per scheduler`)
 	fl.BoolVar(&f.perSeed, "per-seed", false, "with several seeds, also print each seed's own table")
@@ -226,7 +228,7 @@ func newFluence(f simFlags, pol string) (sim.Scheduler, error) {
 		return nil, fmt.Errorf("--default-duration %v: give a number of seconds, 1 or more", f.defaultDur)
 	}
 	return sim.NewFluence(sim.FluenceConfig{MatchPolicy: f.matchPolicy, Oracle: f.oracle, DefaultDuration: int64(math.Ceil(f.defaultDur)),
-		Queue: queue.Config{Policy: queue.Policy(pol), QueueDepth: f.queueDepth, ReservationDepth: f.resDepth}})
+		Queue: queue.Config{Policy: queue.Policy(pol), QueueDepth: f.queueDepth, ReservationDepth: f.resDepth, Packing: f.packing}})
 }
 
 // namedScheduler renames extra fluence variants so every result has a

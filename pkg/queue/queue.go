@@ -38,6 +38,15 @@ type Config struct {
 	// ReservationDepth bounds the groups holding reservations (hybrid only;
 	// easy is 1, conservative is QueueDepth).
 	ReservationDepth int
+	// Packing: of the groups a loop may only start now (once it may make
+	// no more reservations), start the set that fills the most of the
+	// cluster instead of the first that fit (packing.go). It changes
+	// nothing under fcfs, where nothing passes a waiting group, or under
+	// conservative, where every group may reserve.
+	Packing bool
+	// PackingBudget bounds the matches of one packing search; 0 means
+	// DefaultPackingBudget.
+	PackingBudget int
 }
 
 // Validate checks a configuration and fills defaults.
@@ -57,6 +66,12 @@ func (c *Config) Validate() error {
 	}
 	if c.ReservationDepth == 0 {
 		c.ReservationDepth = DefaultReservationDepth
+	}
+	if c.PackingBudget == 0 {
+		c.PackingBudget = DefaultPackingBudget
+	}
+	if c.PackingBudget < 1 || c.PackingBudget > maxDepth {
+		return fmt.Errorf("queue: packing budget %d outside 1..%d", c.PackingBudget, maxDepth)
 	}
 	if c.QueueDepth < 1 || c.QueueDepth > maxDepth {
 		return fmt.Errorf("queue: queue-depth %d outside 1..%d", c.QueueDepth, maxDepth)
@@ -136,6 +151,8 @@ type entry struct {
 	// busyGen is the generation at which an allocate-now last failed; while
 	// nothing is freed the answer cannot change, so the match is skipped.
 	busyGen uint64
+	// share is match.Matcher.Share of the jobspec (packing weighs by it).
+	share float64
 }
 
 // Manager is the queue over one matcher. Not safe for concurrent use.
@@ -157,6 +174,8 @@ type Manager struct {
 	firstNew int
 	// Skipped counts matches avoided because they could not have changed.
 	Skipped int64
+	// PackingSearches counts loops that searched for the best fill.
+	PackingSearches int64
 }
 
 // New returns a manager placing groups on m.
@@ -197,6 +216,9 @@ func (q *Manager) Submit(g *Group) (Decision, error) {
 		return Decision{Group: g, State: Rejected, Reason: res.Status.String() + ": " + res.Reason}, nil
 	}
 	e := &entry{g: g, state: Pending}
+	if q.cfg.Packing {
+		e.share = q.m.Share(g.Jobspec)
+	}
 	i, _ := slices.BinarySearchFunc(q.pending, e, less)
 	q.pending = slices.Insert(q.pending, i, e)
 	q.firstNew = min(q.firstNew, i)
@@ -238,8 +260,13 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 	keptSet := len(kept)
 	q.loopGen, q.firstNew = q.gen, len(q.pending)
 	depth := q.cfg.reservationDepth()
+	// With packing, the groups the loop may only start now (it may make
+	// no more reservations) are decided together after the walk
+	// (packing.go).
+	packing := q.cfg.Packing && q.cfg.Policy != FCFS
 	var out []Decision
 	var keep []*entry
+	var cands []candidate
 	considered := 0
 	stop := false
 	reservations := 0
@@ -286,7 +313,18 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 		if reservations < depth {
 			op = match.AllocateOrElseReserve
 		}
-		if op == match.Allocate && pos < prefix && e.state == Pending && e.busyGen == q.gen && e.reason != "" {
+		known := pos < prefix && e.state == Pending && e.busyGen == q.gen && e.reason != ""
+		if packing && op == match.Allocate {
+			// Decided with the others the loop may only start now.
+			cands = append(cands, candidate{e: e, out: len(out), share: e.share, busy: known})
+			keep = append(keep, e)
+			out = append(out, Decision{Group: e.g, State: Pending, Reason: e.reason})
+			if known {
+				q.Skipped++
+			}
+			continue
+		}
+		if op == match.Allocate && known {
 			keep = append(keep, e)
 			out = append(out, Decision{Group: e.g, State: Pending, Reason: e.reason})
 			q.Skipped++
@@ -299,41 +337,61 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 		if err != nil {
 			return fail(err)
 		}
-		d := Decision{Group: e.g, At: res.At, Nodes: res.Nodes, Reason: res.Reason}
-		switch res.Status {
-		case match.Allocated:
-			e.state, e.at = Running, res.At
-			q.running[e.g.ID] = e
-		case match.Reserved:
-			e.state, e.at = Reserved, res.At
-			q.reserved = append(q.reserved, e)
-			reservations++
-			keep = append(keep, e)
-		case match.Busy:
-			if op == match.AllocateOrElseReserve {
-				// No time works under the current state: blocked until
-				// resources change.
-				e.state, e.reason = Blocked, res.Reason
-				q.blocked = append(q.blocked, e)
-			} else {
-				e.state, e.reason, e.busyGen = Pending, res.Reason, q.gen
-				keep = append(keep, e)
-			}
-			if q.cfg.Policy == FCFS {
-				stop = true
-			}
-		case match.Unsatisfiable, match.Invalid:
-			e.state, e.reason = Rejected, res.Status.String()+": "+res.Reason
-			delete(q.byID, e.g.ID)
-			d.Reason = e.reason
-		default:
-			return fail(fmt.Errorf("queue: group %d: unexpected status %s", e.g.ID, res.Status))
+		d, err := q.settle(e, op, res)
+		if err != nil {
+			return fail(err)
 		}
-		d.State = e.state
+		if d.State == Reserved {
+			reservations++
+		}
+		if d.State == Reserved || d.State == Pending {
+			keep = append(keep, e)
+		}
+		if (d.State == Pending || d.State == Blocked) && q.cfg.Policy == FCFS {
+			stop = true
+		}
 		out = append(out, d)
+	}
+	if len(cands) > 0 {
+		err := q.decidePacked(cands, out, now)
+		keep = slices.DeleteFunc(keep, func(e *entry) bool { return e.state != Pending && e.state != Reserved })
+		q.pending = keep
+		return out, err
 	}
 	q.pending = keep
 	return out, nil
+}
+
+// settle records what a match decided for a group and returns the
+// decision: started, reserved, waiting (a failed allocate), blocked (no
+// time works under the current state) or rejected.
+func (q *Manager) settle(e *entry, op match.Op, res *match.Result) (Decision, error) {
+	d := Decision{Group: e.g, At: res.At, Nodes: res.Nodes, Reason: res.Reason}
+	switch res.Status {
+	case match.Allocated:
+		e.state, e.at = Running, res.At
+		q.running[e.g.ID] = e
+	case match.Reserved:
+		e.state, e.at = Reserved, res.At
+		q.reserved = append(q.reserved, e)
+	case match.Busy:
+		if op == match.AllocateOrElseReserve {
+			// No time works under the current state: blocked until
+			// resources change.
+			e.state, e.reason = Blocked, res.Reason
+			q.blocked = append(q.blocked, e)
+		} else {
+			e.state, e.reason, e.busyGen = Pending, res.Reason, q.gen
+		}
+	case match.Unsatisfiable, match.Invalid:
+		e.state, e.reason = Rejected, res.Status.String()+": "+res.Reason
+		delete(q.byID, e.g.ID)
+		d.Reason = e.reason
+	default:
+		return Decision{}, fmt.Errorf("queue: group %d: unexpected status %s", e.g.ID, res.Status)
+	}
+	d.State = e.state
+	return d, nil
 }
 
 // holdOff decides for a group that may not start before its NotBefore: a
