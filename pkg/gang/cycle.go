@@ -13,6 +13,7 @@ func (c *Core) Place(p Pod, id GroupID, now int64) Verdict {
 	if g.id.Size != id.Size {
 		why := fmt.Sprintf("pods of group %s disagree on its size: %s says %d, others say %d", id.Key, p.String(), id.Size, g.id.Size)
 		if g.state != invalid || g.reason != why {
+			c.touch(g)
 			g.state, g.reason, g.invalidBy = invalid, why, p.UID
 			c.explain(g, true, "FluenceInvalidGroup", why)
 		}
@@ -79,6 +80,7 @@ func (c *Core) slotFor(g *group, p *Pod) (string, bool) {
 		}
 		for _, s := range a.slots {
 			if s.pod == "" && !s.done && s.shape == shape && s.requires == req {
+				c.touch(g)
 				s.pod, s.name = p.UID, p.String()
 				return s.node, true
 			}
@@ -159,7 +161,7 @@ func (c *Core) TurnedAway(uid, why string, now int64) {
 	// disagreement does not become a hot loop. The group asks again at
 	// once, in its old place, for a start after the hold.
 	g.holdStep = min(max(2*g.holdStep, c.seconds(2)), c.seconds(60))
-	g.holdUntil = c.now + g.holdStep
+	c.setHoldUntil(g, c.now+g.holdStep)
 	g.heldSubmit = a.submit
 	c.held[g.id.Key] = true
 	c.trySubmit(g)

@@ -606,3 +606,6 @@ func (q *Manager) Place(g *Group, slotNodes []int32, now int64) (Decision, error
 	d.State = Running
 	return d, nil
 }
+
+// Waiting counts the groups pending, reserved or blocked.
+func (q *Manager) Waiting() int { return len(q.pending) + len(q.blocked) }
