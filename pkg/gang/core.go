@@ -70,7 +70,7 @@ type Core struct {
 	refreshedGen int64
 	nextID       int64
 
-	groups  map[string]*group // by GroupID.Key
+	groups map[string]*group // by GroupID.Key
 	// touched: keys of groups something happened to since the loop last
 	// asked them for a request (touched.go).
 	touched map[string]bool
@@ -133,7 +133,6 @@ func New(cfg Config) (*Core, error) {
 		overloaded: map[string]bool{},
 	}, nil
 }
-
 
 // Ready returns the effects of everything since the last call.
 func (c *Core) Ready() Effects { return c.fx.take() }

@@ -176,18 +176,20 @@ func (c *Core) Permit(uid string) (bool, error) {
 		return false, err
 	}
 	s.reserved = true
-	var siblings []Ref
+	// Check first, collect after: a group's pods each pass Permit once, and
+	// collecting while checking cost each a list of those before it.
 	for _, o := range a.slots {
-		if o.pod == "" || o.done || o.bound {
-			continue
-		}
-		if !o.reserved {
+		if o.pod != "" && !o.done && !o.bound && !o.reserved {
 			return false, nil
 		}
-		if o.pod != uid {
-			if p := g.members[o.pod]; p != nil {
-				siblings = append(siblings, p.ref())
-			}
+	}
+	var siblings []Ref
+	for _, o := range a.slots {
+		if o.pod == "" || o.done || o.bound || o.pod == uid {
+			continue
+		}
+		if p := g.members[o.pod]; p != nil {
+			siblings = append(siblings, p.ref())
 		}
 	}
 	a.committed = true

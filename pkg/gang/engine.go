@@ -253,6 +253,9 @@ func (c *Core) trySubmit(g *group) {
 	if need <= 0 {
 		return
 	}
+	if c.unslottedCount(g) == 0 {
+		return // nothing to ask with, nothing to judge early
+	}
 	free := c.unslotted(g)
 	if len(free) < need {
 		c.checkEarly(g, free, need)
@@ -307,6 +310,21 @@ func (c *Core) submitPods(g *group, pods []*Pod, submit int64) {
 		return
 	}
 	g.state = queued
+}
+
+// unslottedCount is len(c.unslotted(g)), without sorting: a group whose
+// pods are all bound (running, or ending one by one) answers at once.
+func (c *Core) unslottedCount(g *group) int {
+	n := 0
+	for _, p := range g.members {
+		if p.NodeName == "" && !p.Deleting {
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return len(c.unslotted(g))
 }
 
 // unslotted returns the group's unbound pods that hold no slot and are
@@ -387,10 +405,12 @@ func (c *Core) Tick(now int64) {
 func (c *Core) waitingGroups() bool {
 	for key := range c.touched { // untouched groups were asked already
 		g := c.groups[key]
-		if g == nil {
+		if g == nil || g.state == rejected || g.state == invalid || g.need() <= 0 {
+			// Asking it would do nothing (touched.go): forget it.
+			delete(c.touched, key)
 			continue
 		}
-		if g.state != rejected && g.state != invalid && g.need() > 0 && len(c.unslotted(g)) >= g.need() {
+		if c.unslottedCount(g) >= g.need() {
 			return true
 		}
 	}
@@ -427,25 +447,47 @@ func (c *Core) schedule() {
 		if a == nil {
 			continue
 		}
+		if d.State == queue.Reserved || d.State == queue.Pending || d.State == queue.Blocked {
+			key := waitKey{state: d.State, at: d.At, reason: d.Reason}
+			if g.waited.key == key && g.waited.reason == g.reason && g.waited.event == g.lastEvent && g.waited.cond == g.lastCondition {
+				// The same answer as last loop, and nothing said since:
+				// saying it again would change nothing.
+				if d.State != queue.Reserved {
+					c.setReservedAt(g, -1)
+				} else {
+					c.setReservedAt(g, d.At)
+				}
+				continue
+			}
+			c.waiting(g, d)
+			g.waited = waitNote{key: key, reason: g.reason, event: g.lastEvent, cond: g.lastCondition}
+			continue
+		}
 		switch d.State {
 		case queue.Running:
 			c.started(g, a, d.At)
-		case queue.Reserved:
-			c.setReservedAt(g, d.At)
-			g.reason = fmt.Sprintf("waiting for resources; reserved to start at %s (%s)", c.cfg.FormatTime(d.At), shortReason(d.Reason))
-			c.condition(g, Waiting, g.reason)
-			c.explain(g, false, "FluenceGroupReserved", fmt.Sprintf("pod group %s (%d pods) %s", g.id.Key, g.id.Size, g.reason))
-		case queue.Pending, queue.Blocked:
-			c.setReservedAt(g, -1)
-			g.reason = "waiting for resources: " + shortReason(d.Reason)
-			c.condition(g, Waiting, g.reason)
-			c.explain(g, false, "FluenceGroupWaiting", fmt.Sprintf("pod group %s (%d pods) is %s", g.id.Key, g.id.Size, g.reason))
 		case queue.Rejected:
 			c.dropAlloc(g, a)
 			c.reject(g, "cannot be placed on this cluster: "+d.Reason)
 		}
 	}
 	_ = err // a failed loop left the queue consistent; the next one tries again
+}
+
+// waiting records a decision that leaves the group waiting: reserved at
+// a time, or not.
+func (c *Core) waiting(g *group, d queue.Decision) {
+	if d.State == queue.Reserved {
+		c.setReservedAt(g, d.At)
+		g.reason = fmt.Sprintf("waiting for resources; reserved to start at %s (%s)", c.cfg.FormatTime(d.At), shortReason(d.Reason))
+		c.condition(g, Waiting, g.reason)
+		c.explain(g, false, "FluenceGroupReserved", fmt.Sprintf("pod group %s (%d pods) %s", g.id.Key, g.id.Size, g.reason))
+		return
+	}
+	c.setReservedAt(g, -1)
+	g.reason = "waiting for resources: " + shortReason(d.Reason)
+	c.condition(g, Waiting, g.reason)
+	c.explain(g, false, "FluenceGroupWaiting", fmt.Sprintf("pod group %s (%d pods) is %s", g.id.Key, g.id.Size, g.reason))
 }
 
 func shortReason(r string) string {

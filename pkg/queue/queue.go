@@ -264,21 +264,25 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 	// no more reservations) are decided together after the walk
 	// (packing.go).
 	packing := q.cfg.Packing && q.cfg.Policy != FCFS
-	var out []Decision
-	var keep []*entry
+	// The walk keeps the entries that stay waiting by compacting them in
+	// place (w <= pos): with thousands waiting, copying the whole queue
+	// every loop was most of the loop's cost. Entries past the window are
+	// moved up once at the end.
+	out := make([]Decision, 0, min(q.cfg.QueueDepth, len(q.pending)))
+	w := 0
+	keep := func(e *entry) { q.pending[w] = e; w++ }
 	var cands []candidate
 	considered := 0
 	stop := false
 	reservations := 0
-	for pos, e := range q.pending {
-		if stop || considered >= q.cfg.QueueDepth {
-			keep = append(keep, e)
-			continue
-		}
+	pos := 0
+	finish := func() { q.pending = append(q.pending[:w], q.pending[pos:]...) }
+	for ; pos < len(q.pending) && !stop && considered < q.cfg.QueueDepth; pos++ {
+		e := q.pending[pos]
 		considered++
 		if pos < prefix && e.state == Reserved && keptSet > 0 {
 			reservations++
-			keep = append(keep, e)
+			keep(e)
 			out = append(out, Decision{Group: e.g, State: Reserved, At: e.at})
 			q.Skipped++
 			continue
@@ -286,7 +290,7 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 		// An internal error ends the loop with the queue consistent:
 		// groups it started stay running, the rest stay pending.
 		fail := func(err error) ([]Decision, error) {
-			q.pending = append(keep, q.pending[pos:]...)
+			finish()
 			return out, err
 		}
 		if e.g.NotBefore > now {
@@ -298,7 +302,7 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 				reservations++
 			}
 			if d.State == Reserved || d.State == Pending {
-				keep = append(keep, e)
+				keep(e)
 			}
 			if d.State != Reserved && q.cfg.Policy == FCFS {
 				stop = true
@@ -317,7 +321,7 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 		if packing && op == match.Allocate {
 			// Decided with the others the loop may only start now.
 			cands = append(cands, candidate{e: e, out: len(out), share: e.share, busy: known})
-			keep = append(keep, e)
+			keep(e)
 			out = append(out, Decision{Group: e.g, State: Pending, Reason: e.reason})
 			if known {
 				q.Skipped++
@@ -325,7 +329,7 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 			continue
 		}
 		if op == match.Allocate && known {
-			keep = append(keep, e)
+			keep(e)
 			out = append(out, Decision{Group: e.g, State: Pending, Reason: e.reason})
 			q.Skipped++
 			if q.cfg.Policy == FCFS {
@@ -335,7 +339,7 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 		}
 		res, err := q.m.Match(op, e.g.Jobspec, e.g.ID, now)
 		if err != nil {
-			return fail(err)
+			return fail(err) // the entry at pos is not kept yet: it stays
 		}
 		d, err := q.settle(e, op, res)
 		if err != nil {
@@ -345,21 +349,28 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 			reservations++
 		}
 		if d.State == Reserved || d.State == Pending {
-			keep = append(keep, e)
+			keep(e)
 		}
 		if (d.State == Pending || d.State == Blocked) && q.cfg.Policy == FCFS {
 			stop = true
 		}
 		out = append(out, d)
 	}
+	var err error
 	if len(cands) > 0 {
-		err := q.decidePacked(cands, out, now)
-		keep = slices.DeleteFunc(keep, func(e *entry) bool { return e.state != Pending && e.state != Reserved })
-		q.pending = keep
-		return out, err
+		err = q.decidePacked(cands, out, now)
+		// Candidates it started or rejected leave the queue.
+		n := 0
+		for _, e := range q.pending[:w] {
+			if e.state == Pending || e.state == Reserved {
+				q.pending[n] = e
+				n++
+			}
+		}
+		w = n
 	}
-	q.pending = keep
-	return out, nil
+	finish()
+	return out, err
 }
 
 // settle records what a match decided for a group and returns the
