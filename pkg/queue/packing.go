@@ -93,6 +93,7 @@ func (q *Manager) pack(cands []candidate, now int64) ([]Decision, error) {
 			out[i] = Decision{Group: c.e.g, State: Rejected, Reason: res.Status.String() + ": " + res.Reason}
 			continue
 		}
+		q.noteShort(c.e, res.Explain) // alone, in the state the loop leaves at most as roomy
 		out[i] = Decision{Group: c.e.g, State: Pending, Reason: res.Reason}
 	}
 	chosen := fit
@@ -110,10 +111,12 @@ func (q *Manager) pack(cands []candidate, now int64) ([]Decision, error) {
 			return false, err
 		}
 		if res.Status != match.Allocated {
+			q.noteShort(c.e, res.Explain) // beside what started: the loop's final state
 			out[i] = Decision{Group: c.e.g, State: Pending, Reason: res.Reason}
 			return false, nil
 		}
 		taken[i] = true
+		q.holding(c.e, res.Slots, 1)
 		out[i] = Decision{Group: c.e.g, State: Running, At: res.At, Nodes: res.Nodes, Reason: res.Reason}
 		return true, nil
 	}

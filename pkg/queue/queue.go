@@ -153,6 +153,18 @@ type entry struct {
 	busyGen uint64
 	// share is match.Matcher.Share of the jobspec (packing weighs by it).
 	share float64
+	// slotShapes is the jobspec read as plain slots (label -> shape), nil
+	// when it is something else; short what the last failed allocate fell
+	// short of (shortfall.go).
+	slotShapes map[string]slotShape
+	short      shortfall
+}
+
+// newEntry returns the queue's record of a group.
+func newEntry(g *Group, state State) *entry {
+	e := &entry{g: g, state: state, short: shortfall{at: -1}}
+	e.slotShapes, _ = slotsOf(g.Jobspec)
+	return e
 }
 
 // Manager is the queue over one matcher. Not safe for concurrent use.
@@ -176,6 +188,20 @@ type Manager struct {
 	Skipped int64
 	// PackingSearches counts loops that searched for the best fill.
 	PackingSearches int64
+
+	// log holds what was freed, event by event, node by node; shortfalls
+	// recorded before barrier are void (shortfall.go). dropped are the
+	// reservations given up since the last loop.
+	log     [][]freedNode
+	barrier int
+	dropped []heldReservation
+	// used is what running groups hold per node vertex, caps what each
+	// node holds; unknown nodes hold a job the queue cannot weigh.
+	used    map[int32]units
+	caps    map[int32]units
+	unknown map[int32]bool
+	// out is the decisions buffer, reused by every loop.
+	out []Decision
 }
 
 // New returns a manager placing groups on m.
@@ -183,7 +209,8 @@ func New(m *match.Matcher, cfg Config) (*Manager, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Manager{m: m, cfg: cfg, running: map[int64]*entry{}, byID: map[int64]*entry{}}, nil
+	return &Manager{m: m, cfg: cfg, running: map[int64]*entry{}, byID: map[int64]*entry{},
+		used: map[int32]units{}, caps: map[int32]units{}, unknown: map[int32]bool{}}, nil
 }
 
 // Config returns the validated configuration.
@@ -215,7 +242,7 @@ func (q *Manager) Submit(g *Group) (Decision, error) {
 	if res.Status != match.Satisfiable {
 		return Decision{Group: g, State: Rejected, Reason: res.Status.String() + ": " + res.Reason}, nil
 	}
-	e := &entry{g: g, state: Pending}
+	e := newEntry(g, Pending)
 	if q.cfg.Packing {
 		e.share = q.m.Share(g.Jobspec)
 	}
@@ -234,7 +261,11 @@ func (q *Manager) Submit(g *Group) (Decision, error) {
 // and no group was queued ahead, a group's answer is known to be the same
 // (the engine is deterministic, the state is the same, and a later window
 // only meets more of it), so the match is skipped: a group that could not
-// start still cannot, and a reservation still in the future stands.
+// start still cannot, and a reservation still in the future stands. So is
+// the match of a group that fell short of more than was freed since
+// (shortfall.go).
+//
+// The decisions are valid until the next call, which reuses their slice.
 func (q *Manager) Schedule(now int64) ([]Decision, error) {
 	// A prefix of the queue is unchanged when no resources were freed and
 	// nothing was queued into it; its reservations stand if still ahead.
@@ -248,6 +279,7 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 			kept = append(kept, e)
 			continue
 		}
+		q.drop(e)
 		if err := q.m.Cancel(e.g.ID); err != nil {
 			// Leave the queue as it is: the reservations not cancelled
 			// yet are still held.
@@ -268,7 +300,9 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 	// place (w <= pos): with thousands waiting, copying the whole queue
 	// every loop was most of the loop's cost. Entries past the window are
 	// moved up once at the end.
-	out := make([]Decision, 0, min(q.cfg.QueueDepth, len(q.pending)))
+	out := q.out[:0]
+	defer func() { q.out = out[:0] }()
+	reconciled := false
 	w := 0
 	keep := func(e *entry) { q.pending[w] = e; w++ }
 	var cands []candidate
@@ -317,7 +351,16 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 		if reservations < depth {
 			op = match.AllocateOrElseReserve
 		}
+		if op == match.Allocate && !reconciled {
+			// Every reservation this loop makes is made: weigh those
+			// given up against what waits (shortfall.go).
+			q.reconcile()
+			reconciled = true
+		}
 		known := pos < prefix && e.state == Pending && e.busyGen == q.gen && e.reason != ""
+		if op == match.Allocate && !known && e.state == Pending && e.reason != "" && !q.mayFit(e) {
+			known = true // nothing it fell short of was freed
+		}
 		if packing && op == match.Allocate {
 			// Decided with the others the loop may only start now.
 			cands = append(cands, candidate{e: e, out: len(out), share: e.share, busy: known})
@@ -345,6 +388,7 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 		if err != nil {
 			return fail(err)
 		}
+
 		if d.State == Reserved {
 			reservations++
 		}
@@ -382,6 +426,7 @@ func (q *Manager) settle(e *entry, op match.Op, res *match.Result) (Decision, er
 	case match.Allocated:
 		e.state, e.at = Running, res.At
 		q.running[e.g.ID] = e
+		q.holding(e, res.Slots, 1)
 	case match.Reserved:
 		e.state, e.at = Reserved, res.At
 		q.reserved = append(q.reserved, e)
@@ -393,6 +438,7 @@ func (q *Manager) settle(e *entry, op match.Op, res *match.Result) (Decision, er
 			q.blocked = append(q.blocked, e)
 		} else {
 			e.state, e.reason, e.busyGen = Pending, res.Reason, q.gen
+			q.noteShort(e, res.Explain)
 		}
 	case match.Unsatisfiable, match.Invalid:
 		e.state, e.reason = Rejected, res.Status.String()+": "+res.Reason
@@ -440,8 +486,14 @@ func (q *Manager) holdOff(e *entry, now int64, mayReserve bool) (Decision, error
 // Complete releases a running group's allocation (the group finished, or
 // was deleted).
 func (q *Manager) Complete(id int64) error {
-	if _, ok := q.running[id]; !ok {
+	e, ok := q.running[id]
+	if !ok {
 		return fmt.Errorf("queue: group %d is not running", id)
+	}
+	if info, ok := q.m.Info(id); ok {
+		q.logFreed(e, info)
+	} else {
+		q.clearShortfalls()
 	}
 	delete(q.running, id)
 	delete(q.byID, id)
@@ -459,6 +511,9 @@ func (q *Manager) Remove(id int64) error {
 	case Running:
 		return q.Complete(id)
 	case Reserved:
+		if info, ok := q.m.Info(id); ok {
+			q.logUnblocked(e, info.Slots)
+		}
 		if err := q.m.Cancel(id); err != nil {
 			return err
 		}
@@ -476,6 +531,7 @@ func (q *Manager) Remove(id int64) error {
 // hold at all (capacity was removed). It returns the rejections.
 func (q *Manager) ResourcesChanged() ([]Decision, error) {
 	q.freed()
+	q.clearShortfalls()
 	var out []Decision
 	var keep []*entry
 	for _, e := range q.pending {
@@ -560,6 +616,7 @@ func (q *Manager) Extend(id, duration int64) error {
 		return fmt.Errorf("queue: group %d is not running", id)
 	}
 	for _, e := range q.reserved {
+		q.drop(e)
 		if err := q.m.Cancel(e.g.ID); err != nil {
 			return fmt.Errorf("queue: cancel reservation of group %d: %w", e.g.ID, err)
 		}
@@ -582,13 +639,26 @@ func (q *Manager) SetNodeStatus(v int32, up bool) error {
 		return err
 	}
 	q.freed()
+	q.clearShortfalls()
 	return nil
 }
 
 // Freed tells the queue that resources it does not manage were released
 // (a pod placed outside the queue ended): answers may change, and blocked
 // groups get another try.
-func (q *Manager) Freed() { q.freed() }
+func (q *Manager) Freed() {
+	q.freed()
+	q.clearShortfalls()
+}
+
+// drop remembers a reservation about to be given up (reconcile).
+func (q *Manager) drop(e *entry) {
+	if info, ok := q.m.Info(e.g.ID); ok {
+		q.dropped = append(q.dropped, heldReservation{e: e, info: info})
+	} else {
+		q.clearShortfalls()
+	}
+}
 
 // Place records a group whose pods already sit on known nodes (replayed
 // after a restart or a graph rebuild) as running, committing it with
@@ -611,7 +681,9 @@ func (q *Manager) Place(g *Group, slotNodes []int32, now int64) (Decision, error
 		d.Reason = res.Status.String() + ": " + res.Reason
 		return d, nil
 	}
-	e := &entry{g: g, state: Running, at: res.At}
+	e := newEntry(g, Running)
+	e.at = res.At
+	q.holding(e, res.Slots, 1)
 	q.running[g.ID] = e
 	q.byID[g.ID] = e
 	d.State = Running
@@ -620,3 +692,4 @@ func (q *Manager) Place(g *Group, slotNodes []int32, now int64) (Decision, error
 
 // Waiting counts the groups pending, reserved or blocked.
 func (q *Manager) Waiting() int { return len(q.pending) + len(q.blocked) }
+
