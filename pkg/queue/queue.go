@@ -692,4 +692,3 @@ func (q *Manager) Place(g *Group, slotNodes []int32, now int64) (Decision, error
 
 // Waiting counts the groups pending, reserved or blocked.
 func (q *Manager) Waiting() int { return len(q.pending) + len(q.blocked) }
-
