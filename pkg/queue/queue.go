@@ -186,6 +186,9 @@ type Manager struct {
 	firstNew int
 	// Skipped counts matches avoided because they could not have changed.
 	Skipped int64
+	// ShortfallSkips counts the matches among them avoided because less
+	// than the group fell short of was freed (shortfall.go).
+	ShortfallSkips int64
 	// PackingSearches counts loops that searched for the best fill.
 	PackingSearches int64
 
@@ -202,6 +205,8 @@ type Manager struct {
 	unknown map[int32]bool
 	// out is the decisions buffer, reused by every loop.
 	out []Decision
+	// matchAll turns both skip rules off (tests compare against it).
+	matchAll bool
 }
 
 // New returns a manager placing groups on m.
@@ -270,7 +275,7 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 	// A prefix of the queue is unchanged when no resources were freed and
 	// nothing was queued into it; its reservations stand if still ahead.
 	prefix := 0
-	if q.gen == q.loopGen {
+	if q.gen == q.loopGen && !q.matchAll {
 		prefix = min(q.firstNew, len(q.pending))
 	}
 	var kept []*entry
@@ -358,8 +363,9 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 			reconciled = true
 		}
 		known := pos < prefix && e.state == Pending && e.busyGen == q.gen && e.reason != ""
-		if op == match.Allocate && !known && e.state == Pending && e.reason != "" && !q.mayFit(e) {
+		if op == match.Allocate && !known && e.state == Pending && e.reason != "" && !q.matchAll && !q.mayFit(e) {
 			known = true // nothing it fell short of was freed
+			q.ShortfallSkips++
 		}
 		if packing && op == match.Allocate {
 			// Decided with the others the loop may only start now.
@@ -630,9 +636,12 @@ func (q *Manager) Extend(id, duration int64) error {
 // SetNodeStatus marks a node vertex up or down. A node coming up frees
 // resources (answers may change, blocked groups get another try); a node
 // going down takes them away from future matches (running groups keep
-// what they hold).
+// what they hold) and has the next loop recompute every reservation.
 func (q *Manager) SetNodeStatus(v int32, up bool) error {
 	if !up {
+		// Nothing is freed, but reservations on the node must move: the
+		// next loop recomputes them rather than keep them.
+		q.gen++
 		return q.m.MarkDown(v)
 	}
 	if err := q.m.MarkUp(v); err != nil {
