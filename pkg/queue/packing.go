@@ -2,6 +2,7 @@ package queue
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/fluence-sched/fluence/pkg/match"
 )
@@ -32,7 +33,7 @@ import (
 // every match does (the queue's skip rule).
 
 // DefaultPackingBudget bounds the matches one packing search makes.
-const DefaultPackingBudget = 256
+const DefaultPackingBudget = 64
 
 // candidate is a group the loop may only start now.
 type candidate struct {
@@ -69,15 +70,103 @@ func (q *Manager) decidePacked(cands []candidate, out []Decision, now int64) err
 }
 
 // pack decides the candidates: it returns the decisions, in candidate
-// order, with State Running or Pending.
+// order, with State Running, Pending or Rejected.
+//
+// It starts with the first fit, for real: usually no other set can do
+// better, and then nothing more is matched. A candidate the first fit
+// left out could only be part of a better set if it fits alone, without
+// the first fit's groups; when its shortfall beside them is more than
+// they hold (shortfall.go), it cannot. Only when some candidate might is
+// the first fit undone, those candidates matched alone and the best set
+// searched for.
 func (q *Manager) pack(cands []candidate, now int64) ([]Decision, error) {
 	out := make([]Decision, len(cands))
-	var fit []int // candidates that fit alone
+	var greedy, failed []int
+	explains := make(map[int]*match.Explain)
+	var slots [][]match.SlotPlacement // of the greedy set, by position in greedy
 	for i, c := range cands {
 		if c.busy {
 			out[i] = Decision{Group: c.e.g, State: Pending, Reason: c.e.reason}
 			continue
 		}
+		res, err := q.m.Match(match.Allocate, c.e.g.Jobspec, c.e.g.ID, now)
+		if err != nil {
+			return nil, err
+		}
+		switch res.Status {
+		case match.Allocated:
+			greedy = append(greedy, i)
+			slots = append(slots, res.Slots)
+			q.holding(c.e, res.Slots, res.Nodes, 1)
+			out[i] = Decision{Group: c.e.g, State: Running, At: res.At, Nodes: res.Nodes, Reason: res.Reason}
+		case match.Busy:
+			failed = append(failed, i)
+			explains[i] = res.Explain
+			out[i] = Decision{Group: c.e.g, State: Pending, Reason: res.Reason}
+		default:
+			out[i] = Decision{Group: c.e.g, State: Rejected, Reason: res.Status.String() + ": " + res.Reason}
+		}
+	}
+	// What the first fit holds, node by node; nil when it cannot be
+	// weighed (then every candidate left out might fit without it).
+	var held map[int32]units
+	if len(greedy) > 0 && !q.m.Policy().NodeExclusive {
+		held = map[int32]units{}
+		for k, i := range greedy {
+			per, ok := byNode(cands[i].e, slots[k])
+			if !ok {
+				held = nil
+				break
+			}
+			for v, us := range per {
+				held[v] = held[v].add(us, 1)
+			}
+		}
+	}
+	// A candidate left out fits without the first fit only if what it
+	// fell short of beside it is no more than the first fit holds.
+	var unsure []int
+	sure := map[int]shortfall{}
+	for _, i := range failed {
+		if len(greedy) == 0 {
+			break
+		}
+		sf := q.shortOf(cands[i].e, explains[i])
+		if held != nil && !q.matchAll && (sf.slots > 0 || len(sf.totals) > 0) && sf.less(held) {
+			sure[i] = sf
+			continue
+		}
+		unsure = append(unsure, i)
+	}
+	if len(unsure) == 0 {
+		// The first fit is the best fill: this is the loop's final state.
+		for _, i := range failed {
+			q.noteShort(cands[i].e, explains[i])
+		}
+		return out, nil
+	}
+	// Those that cannot fit alone keep what they miss in any state with
+	// no more room than without the first fit.
+	for _, i := range failed {
+		sf, ok := sure[i]
+		if !ok {
+			continue
+		}
+		sf.at, sf.scanned = len(q.log), len(q.log)
+		cands[i].e.short = sf
+	}
+	// Undo the first fit and look for a better set.
+	for k := len(greedy) - 1; k >= 0; k-- {
+		c := cands[greedy[k]]
+		if err := q.m.Cancel(c.e.g.ID); err != nil {
+			return nil, err
+		}
+		q.holding(c.e, slots[k], nil, -1)
+		out[greedy[k]] = Decision{Group: c.e.g, State: Pending}
+	}
+	fit := slices.Clone(greedy)
+	for _, i := range unsure {
+		c := cands[i]
 		res, err := q.m.Match(match.Allocate, c.e.g.Jobspec, c.e.g.ID, now)
 		if err != nil {
 			return nil, err
@@ -89,48 +178,41 @@ func (q *Manager) pack(cands []candidate, now int64) ([]Decision, error) {
 			fit = append(fit, i)
 			continue
 		}
-		if res.Status != match.Busy {
-			out[i] = Decision{Group: c.e.g, State: Rejected, Reason: res.Status.String() + ": " + res.Reason}
-			continue
-		}
-		q.noteShort(c.e, res.Explain) // alone, in the state the loop leaves at most as roomy
+		q.noteShort(c.e, res.Explain) // alone: at most as roomy as what follows
 		out[i] = Decision{Group: c.e.g, State: Pending, Reason: res.Reason}
 	}
-	chosen := fit
-	if len(fit) > 1 {
-		var err error
-		if chosen, err = q.bestFill(cands, fit, now); err != nil {
-			return nil, err
-		}
+	slices.Sort(fit)
+	chosen, err := q.bestFill(cands, fit, now)
+	if err != nil {
+		return nil, err
 	}
 	taken := make(map[int]bool, len(fit))
-	start := func(i int) (bool, error) {
+	start := func(i int) error {
 		c := cands[i]
 		res, err := q.m.Match(match.Allocate, c.e.g.Jobspec, c.e.g.ID, now)
 		if err != nil {
-			return false, err
+			return err
 		}
 		if res.Status != match.Allocated {
 			q.noteShort(c.e, res.Explain) // beside what started: the loop's final state
 			out[i] = Decision{Group: c.e.g, State: Pending, Reason: res.Reason}
-			return false, nil
+			return nil
 		}
 		taken[i] = true
-		q.holding(c.e, res.Slots, 1)
+		q.holding(c.e, res.Slots, res.Nodes, 1)
 		out[i] = Decision{Group: c.e.g, State: Running, At: res.At, Nodes: res.Nodes, Reason: res.Reason}
-		return true, nil
+		return nil
 	}
 	for _, i := range chosen {
-		if _, err := start(i); err != nil {
+		if err := start(i); err != nil {
 			return nil, err
 		}
 	}
 	for _, i := range fit {
-		if taken[i] {
-			continue
-		}
-		if _, err := start(i); err != nil {
-			return nil, err
+		if !taken[i] {
+			if err := start(i); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return out, nil

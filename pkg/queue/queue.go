@@ -432,7 +432,7 @@ func (q *Manager) settle(e *entry, op match.Op, res *match.Result) (Decision, er
 	case match.Allocated:
 		e.state, e.at = Running, res.At
 		q.running[e.g.ID] = e
-		q.holding(e, res.Slots, 1)
+		q.holding(e, res.Slots, res.Nodes, 1)
 	case match.Reserved:
 		e.state, e.at = Reserved, res.At
 		q.reserved = append(q.reserved, e)
@@ -692,7 +692,7 @@ func (q *Manager) Place(g *Group, slotNodes []int32, now int64) (Decision, error
 	}
 	e := newEntry(g, Running)
 	e.at = res.At
-	q.holding(e, res.Slots, 1)
+	q.holding(e, res.Slots, res.Nodes, 1)
 	q.running[g.ID] = e
 	q.byID[g.ID] = e
 	d.State = Running

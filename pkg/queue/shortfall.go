@@ -178,11 +178,20 @@ func (q *Manager) mayFit(e *entry) bool {
 // noteShort records why a group could not start now, from the matcher's
 // explanation, at the current log position.
 func (q *Manager) noteShort(e *entry, ex *match.Explain) {
-	e.short = shortfall{at: -1}
-	if ex == nil || q.m.Policy().NodeExclusive {
-		return
+	e.short = q.shortOf(e, ex)
+	e.short.at, e.short.scanned = len(q.log), len(q.log)
+	if e.short.slots <= 0 && len(e.short.totals) == 0 {
+		e.short.at = -1
 	}
+}
+
+// shortOf reads what a group fell short of from the matcher's
+// explanation (at is left to the caller).
+func (q *Manager) shortOf(e *entry, ex *match.Explain) shortfall {
 	var sf shortfall
+	if ex == nil || q.m.Policy().NodeExclusive {
+		return sf
+	}
 	for _, t := range ex.Totals {
 		if t.Need > t.Found {
 			sf.totals = sf.totals.add(units{{t.Type, t.Need - t.Found}}, 1)
@@ -194,16 +203,37 @@ func (q *Manager) noteShort(e *entry, ex *match.Explain) {
 		}
 		sf.slots = ex.Short[0].Need - ex.Short[0].Found
 	}
-	if sf.slots <= 0 && len(sf.totals) == 0 {
-		return
+	return sf
+}
+
+// less takes from a shortfall what freeing per (units by node) could
+// cover at most, so that it holds in any state with at most that much
+// more room. It reports whether anything is still missing.
+func (sf *shortfall) less(per map[int32]units) bool {
+	if sf.slots > 0 {
+		for v, us := range per {
+			sf.slots -= slotGain(freedNode{node: v, freed: us}, sf.shape)
+		}
 	}
-	sf.at, sf.scanned = len(q.log), len(q.log)
-	e.short = sf
+	if len(sf.totals) > 0 {
+		var held units
+		for _, us := range per {
+			held = held.add(us, 1)
+		}
+		for i := range sf.totals {
+			sf.totals[i].n -= held.get(sf.totals[i].typ)
+		}
+		sf.totals = slices.DeleteFunc(sf.totals, func(u unit) bool { return u.n <= 0 })
+	}
+	return sf.slots > 0 || len(sf.totals) > 0
 }
 
 // byNode sums a job's slots per node vertex; ok is false when a slot's
 // shape is unknown.
 func byNode(e *entry, slots []match.SlotPlacement) (map[int32]units, bool) {
+	if e.slotShapes == nil {
+		return nil, false // not plain slots: what it holds is not all in them
+	}
 	out := map[int32]units{}
 	for _, sp := range slots {
 		s, ok := e.slotShapes[sp.Label]
@@ -218,9 +248,12 @@ func byNode(e *entry, slots []match.SlotPlacement) (map[int32]units, bool) {
 // holding records a job that started (sign 1) or ended (sign -1) on its
 // nodes, so the queue knows what is free where. A job it cannot weigh
 // leaves its nodes unknown for good.
-func (q *Manager) holding(e *entry, slots []match.SlotPlacement, sign int64) {
+func (q *Manager) holding(e *entry, slots []match.SlotPlacement, nodes []match.NodeUsage, sign int64) {
 	per, ok := byNode(e, slots)
 	if !ok {
+		for _, n := range nodes {
+			q.unknown[n.Vertex] = true
+		}
 		for _, sp := range slots {
 			q.unknown[sp.Vertex] = true
 		}
@@ -253,7 +286,7 @@ func (q *Manager) capacity(v int32) units {
 func (q *Manager) logFreed(e *entry, info match.JobInfo) {
 	per, ok := byNode(e, info.Slots)
 	if !ok {
-		q.holding(e, info.Slots, -1)
+		q.holding(e, info.Slots, info.Nodes, -1)
 		q.clearShortfalls()
 		return
 	}

@@ -56,7 +56,7 @@ func compareHistories(t *testing.T, cfg Config, seed uint64) int64 {
 	}
 	fast, ref := mk(false), mk(true)
 	rng := rand.New(rand.NewPCG(seed, 99))
-	nodes := fast.m.Graph().ByTypeName("node")
+	nodeVs := fast.m.Graph().ByTypeName("node")
 	var id int64
 	for step := range 120 {
 		now := int64(step * 10)
@@ -77,6 +77,9 @@ func compareHistories(t *testing.T, cfg Config, seed uint64) int64 {
 		case r < 4:
 			id++
 			js := slotsOfCores(int64(1+rng.IntN(6)), int64(1+rng.IntN(8)), int64(20+rng.IntN(200)))
+			if rng.IntN(5) == 0 { // whole nodes: not plain slots, so not weighed
+				js = nodes(int64(1+rng.IntN(3)), int64(20+rng.IntN(200)))
+			}
 			both(func(q *Manager) error {
 				_, err := q.Submit(&Group{ID: id, Name: "g", Submit: now, Jobspec: js})
 				return err
@@ -92,7 +95,7 @@ func compareHistories(t *testing.T, cfg Config, seed uint64) int64 {
 				both(func(q *Manager) error { return q.Remove(gone) })
 			}
 		case r < 9:
-			v, up := nodes[rng.IntN(len(nodes))], rng.IntN(2) == 0
+			v, up := nodeVs[rng.IntN(len(nodeVs))], rng.IntN(2) == 0
 			both(func(q *Manager) error { return q.SetNodeStatus(v, up) })
 		}
 		a, err1 := fast.Schedule(now)
