@@ -115,7 +115,11 @@ and Kueue-style quota admission, and prints one comparison table.
 
 With no arguments it replays run8 (100 LAMMPS MiniClusters of 2-6 pods on 8
 nodes with 3 free CPUs each) and shows the measured outcomes beside the
-simulated ones. Files (CSV and JSON per job and scheduler, plots) go to --out.`,
+simulated ones. Makespans are compared with the best of three lower bounds
+(runtime, hold time and, on identical nodes, packing). With several seeds
+(--seeds 1-10) it prints mean, min and max per scheduler instead; --per-seed
+adds each seed's table. Files (CSV and JSON per job and scheduler, plots)
+go to --out.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runSim(cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
