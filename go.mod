@@ -161,6 +161,7 @@ require (
 	go.etcd.io/etcd/server/v3 v3.6.8
 	go.uber.org/zap v1.27.1
 	golang.org/x/sync v0.22.0
+	gonum.org/v1/gonum v0.16.0
 	k8s.io/apiextensions-apiserver v0.0.0
 	k8s.io/apiserver v0.36.3
 	k8s.io/cli-runtime v0.36.3

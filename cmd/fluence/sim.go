@@ -18,7 +18,66 @@ import (
 	"github.com/fluence-sched/fluence/pkg/sim"
 	"github.com/fluence-sched/fluence/pkg/sim/experiments"
 	"github.com/fluence-sched/fluence/pkg/sim/report"
+	"github.com/spf13/pflag"
 )
+
+// seedsFlag is --seeds: a list of seeds given as numbers and ranges,
+// "1-10" or "1,3,5-7", in the order given.
+type seedsFlag []uint
+
+var _ pflag.Value = (*seedsFlag)(nil)
+
+func (s *seedsFlag) String() string {
+	parts := make([]string, len(*s))
+	for i, v := range *s {
+		parts[i] = strconv.FormatUint(uint64(v), 10)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (s *seedsFlag) Type() string { return "seeds" }
+
+// Set replaces the default with the seeds given; a range lo-hi holds
+// both ends. Repeated seeds are refused: they would count one run twice.
+func (s *seedsFlag) Set(v string) error {
+	var out seedsFlag
+	seen := map[uint]bool{}
+	add := func(n uint) error {
+		if seen[n] {
+			return fmt.Errorf("seed %d is given twice", n)
+		}
+		seen[n] = true
+		out = append(out, n)
+		return nil
+	}
+	for _, part := range strings.Split(v, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.ParseUint(strings.TrimSpace(lo), 10, 32)
+		if err != nil {
+			return fmt.Errorf("%q: a seed is a whole number, a range is lo-hi", part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.ParseUint(strings.TrimSpace(hi), 10, 32); err != nil || b < a {
+				return fmt.Errorf("%q: a range is lo-hi with lo <= hi", part)
+			}
+			if b-a >= 10000 {
+				return fmt.Errorf("%q: more than 10,000 seeds", part)
+			}
+		}
+		for n := a; n <= b; n++ {
+			if err := add(uint(n)); err != nil {
+				return err
+			}
+		}
+	}
+	if len(out) == 0 {
+		return fmt.Errorf("give at least one seed")
+	}
+	*s = out
+	return nil
+}
 
 type simFlags struct {
 	workload      string
@@ -29,7 +88,8 @@ type simFlags struct {
 	queuePolicies []string
 	queueDepth    int
 	resDepth      int
-	seeds         []uint
+	seeds         seedsFlag
+	perSeed       bool
 	out           string
 	json          bool
 	noFiles       bool
@@ -41,6 +101,7 @@ type simFlags struct {
 	attempt       float64
 	oracle        bool
 	defaultDur    float64
+	packing       bool
 }
 
 func simCmd() *cobra.Command {
@@ -54,7 +115,11 @@ and Kueue-style quota admission, and prints one comparison table.
 
 With no arguments it replays run8 (100 LAMMPS MiniClusters of 2-6 pods on 8
 nodes with 3 free CPUs each) and shows the measured outcomes beside the
-simulated ones. Files (CSV and JSON per job and scheduler, plots) go to --out.`,
+simulated ones. Makespans are compared with the best of three lower bounds
+(runtime, hold time and, on identical nodes, packing). With several seeds
+(--seeds 1-10) it prints mean, min and max per scheduler instead; --per-seed
+adds each seed's table. Files (CSV and JSON per job and scheduler, plots)
+go to --out.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runSim(cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
@@ -69,7 +134,10 @@ simulated ones. Files (CSV and JSON per job and scheduler, plots) go to --out.`,
 	fl.StringSliceVar(&f.queuePolicies, "queue-policy", []string{"easy", "fcfs", "hybrid", "conservative"}, "fluence queue policies; the first is reported as \"fluence\", others as \"fluence:<policy>\"")
 	fl.IntVar(&f.queueDepth, "queue-depth", queue.DefaultQueueDepth, "groups considered per scheduling loop")
 	fl.IntVar(&f.resDepth, "reservation-depth", queue.DefaultReservationDepth, "reservations per loop (hybrid)")
-	fl.UintSliceVar(&f.seeds, "seeds", []uint{1}, "seeds for sampled release delays and synthetic workloads; each seed is a separate run")
+	fl.BoolVar(&f.packing, "packing", true, "packing-aware backfill: of the groups a loop may only start now, start the set that fills the most of the cluster, not the first that fit (the scheduler's default is off)")
+	f.seeds = seedsFlag{1}
+	fl.Var(&f.seeds, "seeds", `seeds for sampled release delays and synthetic workloads, e.g. "1-10" or "1,3,5"; each seed is a separate run, and with several a table gives mean, min and max per scheduler`)
+	fl.BoolVar(&f.perSeed, "per-seed", false, "with several seeds, also print each seed's own table")
 	fl.StringVar(&f.out, "out", "sim-results", "directory for CSV, JSON and plots")
 	fl.BoolVar(&f.noFiles, "no-files", false, "write no files")
 	fl.BoolVar(&f.json, "json", false, "print one JSON summary on stdout instead of the table")
@@ -164,7 +232,7 @@ func newFluence(f simFlags, pol string) (sim.Scheduler, error) {
 		return nil, fmt.Errorf("--default-duration %v: give a number of seconds, 1 or more", f.defaultDur)
 	}
 	return sim.NewFluence(sim.FluenceConfig{MatchPolicy: f.matchPolicy, Oracle: f.oracle, DefaultDuration: int64(math.Ceil(f.defaultDur)),
-		Queue: queue.Config{Policy: queue.Policy(pol), QueueDepth: f.queueDepth, ReservationDepth: f.resDepth}})
+		Queue: queue.Config{Policy: queue.Policy(pol), QueueDepth: f.queueDepth, ReservationDepth: f.resDepth, Packing: f.packing}})
 }
 
 // namedScheduler renames extra fluence variants so every result has a
@@ -227,6 +295,8 @@ func runSim(stdout, stderr io.Writer, f simFlags) error {
 		return errors.New("--seeds: give at least one seed")
 	}
 	var all []*sim.Result
+	var runs [][]*sim.Result
+	var first *sim.Workload
 	for _, seed := range f.seeds {
 		w, err := loadSimWorkload(f, seed)
 		if err != nil {
@@ -248,7 +318,9 @@ func runSim(stdout, stderr io.Writer, f simFlags) error {
 		if err != nil {
 			return err
 		}
-		bound := sim.LowerBound(w)
+		if first == nil {
+			first = w
+		}
 		var results []*sim.Result
 		for _, s := range scheds {
 			opts := opts
@@ -259,10 +331,10 @@ func runSim(stdout, stderr io.Writer, f simFlags) error {
 			if err != nil {
 				return err
 			}
-			r.LowerBound = bound
 			results = append(results, r)
 		}
 		all = append(all, results...)
+		runs = append(runs, results)
 		if !f.noFiles {
 			dir := f.out
 			if len(f.seeds) > 1 {
@@ -281,12 +353,21 @@ func runSim(stdout, stderr io.Writer, f simFlags) error {
 		if f.json {
 			continue
 		}
+		if len(f.seeds) > 1 && !f.perSeed {
+			continue
+		}
 		if len(f.seeds) > 1 {
 			fmt.Fprintf(stdout, "seed %d\n", seed)
 		}
 		if err := report.Table(stdout, w, results); err != nil {
 			return err
 		}
+		if len(f.seeds) > 1 {
+			fmt.Fprintln(stdout)
+		}
+	}
+	if !f.json && len(f.seeds) > 1 {
+		return report.SeedTable(stdout, first, f.seeds, runs)
 	}
 	if f.json {
 		w, err := loadSimWorkload(f, f.seeds[0])

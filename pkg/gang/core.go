@@ -62,15 +62,18 @@ type Core struct {
 	q        *queue.Manager
 	// vertexOf maps node names to their vertices in the current graph.
 	vertexOf map[string]int32
-	// nextEnd is the earliest planned end (less one tick) of a running
-	// allocation: overruns are looked for only from then on.
-	nextEnd int64
+	// wakes holds reservations coming due and holds ending; ends the
+	// planned ends (less one tick) of running allocations (wake.go).
+	wakes, ends wakeHeap
 	// refreshedGen is the node generation queued requests were last
 	// brought up to date with.
 	refreshedGen int64
 	nextID       int64
 
-	groups  map[string]*group // by GroupID.Key
+	groups map[string]*group // by GroupID.Key
+	// touched: keys of groups something happened to since the loop last
+	// asked them for a request (touched.go).
+	touched map[string]bool
 	podKey  map[string]string // UID -> group key
 	byAlloc map[int64]*group
 	// held: groups a node turned away, waiting out their hold.
@@ -121,6 +124,7 @@ func New(cfg Config) (*Core, error) {
 		nodes:      map[string]*Node{},
 		dirty:      true,
 		groups:     map[string]*group{},
+		touched:    map[string]bool{},
 		podKey:     map[string]string{},
 		byAlloc:    map[int64]*group{},
 		held:       map[string]bool{},
@@ -129,9 +133,6 @@ func New(cfg Config) (*Core, error) {
 		overloaded: map[string]bool{},
 	}, nil
 }
-
-// horizon is a time later than any the core is given.
-const horizon = int64(1) << 62
 
 // Ready returns the effects of everything since the last call.
 func (c *Core) Ready() Effects { return c.fx.take() }
@@ -191,6 +192,7 @@ func (c *Core) condition(g *group, st ConditionStatus, msg string) {
 
 // reject marks a group impossible and tells its pods why.
 func (c *Core) reject(g *group, why string) {
+	c.touch(g)
 	g.state, g.reason, g.early = rejected, why, false
 	c.condition(g, Unsatisfiable, why)
 	c.explain(g, true, "FluenceGroupRejected", fmt.Sprintf("pod group %s (%d pods): %s", g.id.Key, g.id.Size, why))
@@ -256,21 +258,9 @@ func (c *Core) Stats() Stats {
 // ends, or an allocation reaches its planned end (and is extended if its
 // pods still run). ok is false when there is none.
 func (c *Core) Wakeup() (t int64, ok bool) {
-	consider := func(at int64) {
-		if at > c.now && (!ok || at < t) {
-			t, ok = at, true
-		}
-	}
-	for _, g := range c.groups {
-		if g.reservedAt >= 0 {
-			consider(g.reservedAt)
-		}
-		consider(g.holdUntil)
-		for _, a := range g.allocs {
-			if a.running && a.dur > 0 {
-				consider(a.start + a.dur - 1)
-			}
-		}
+	t, ok = c.earliest(&c.wakes)
+	if e, eok := c.earliest(&c.ends); eok && (!ok || e < t) {
+		t, ok = e, true
 	}
 	return t, ok
 }

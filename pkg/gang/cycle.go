@@ -13,6 +13,7 @@ func (c *Core) Place(p Pod, id GroupID, now int64) Verdict {
 	if g.id.Size != id.Size {
 		why := fmt.Sprintf("pods of group %s disagree on its size: %s says %d, others say %d", id.Key, p.String(), id.Size, g.id.Size)
 		if g.state != invalid || g.reason != why {
+			c.touch(g)
 			g.state, g.reason, g.invalidBy = invalid, why, p.UID
 			c.explain(g, true, "FluenceInvalidGroup", why)
 		}
@@ -79,6 +80,7 @@ func (c *Core) slotFor(g *group, p *Pod) (string, bool) {
 		}
 		for _, s := range a.slots {
 			if s.pod == "" && !s.done && s.shape == shape && s.requires == req {
+				c.touch(g)
 				s.pod, s.name = p.UID, p.String()
 				return s.node, true
 			}
@@ -159,7 +161,7 @@ func (c *Core) TurnedAway(uid, why string, now int64) {
 	// disagreement does not become a hot loop. The group asks again at
 	// once, in its old place, for a start after the hold.
 	g.holdStep = min(max(2*g.holdStep, c.seconds(2)), c.seconds(60))
-	g.holdUntil = c.now + g.holdStep
+	c.setHoldUntil(g, c.now+g.holdStep)
 	g.heldSubmit = a.submit
 	c.held[g.id.Key] = true
 	c.trySubmit(g)
@@ -174,18 +176,20 @@ func (c *Core) Permit(uid string) (bool, error) {
 		return false, err
 	}
 	s.reserved = true
-	var siblings []Ref
+	// Check first, collect after: a group's pods each pass Permit once, and
+	// collecting while checking cost each a list of those before it.
 	for _, o := range a.slots {
-		if o.pod == "" || o.done || o.bound {
-			continue
-		}
-		if !o.reserved {
+		if o.pod != "" && !o.done && !o.bound && !o.reserved {
 			return false, nil
 		}
-		if o.pod != uid {
-			if p := g.members[o.pod]; p != nil {
-				siblings = append(siblings, p.ref())
-			}
+	}
+	var siblings []Ref
+	for _, o := range a.slots {
+		if o.pod == "" || o.done || o.bound || o.pod == uid {
+			continue
+		}
+		if p := g.members[o.pod]; p != nil {
+			siblings = append(siblings, p.ref())
 		}
 	}
 	a.committed = true

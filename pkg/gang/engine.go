@@ -35,6 +35,7 @@ func (c *Core) ensureEngine() bool {
 	}
 	c.dirty = false
 	c.graphGen++
+	c.touchAll()
 	c.m, c.q = m, q
 	c.vertexOf = map[string]int32{}
 	nodeType, _ := g.LookupType("node")
@@ -43,7 +44,6 @@ func (c *Core) ensureEngine() bool {
 	}
 	c.overloaded = map[string]bool{}
 	c.foreignJob = map[string]int64{}
-	c.nextEnd = 0 // replay moves plans: look for overruns again
 
 	// Allocations first: they were placed by this scheduler and checked;
 	// foreign pods that no longer fit beside them mark their node.
@@ -105,6 +105,7 @@ func (c *Core) replay(g *group, a *alloc) bool {
 		return true
 	}
 	a.js, a.start, a.dur = js, c.now, rem
+	c.planned(g, a) // replay moves plans
 	// The jobspec orders slots by shape; order ours to match.
 	var ordered []*slot
 	var vertices []int32
@@ -252,6 +253,9 @@ func (c *Core) trySubmit(g *group) {
 	if need <= 0 {
 		return
 	}
+	if c.unslottedCount(g) == 0 {
+		return // nothing to ask with, nothing to judge early
+	}
 	free := c.unslotted(g)
 	if len(free) < need {
 		c.checkEarly(g, free, need)
@@ -284,6 +288,7 @@ func (c *Core) submitPods(g *group, pods []*Pod, submit int64) {
 	}
 	g.allocs = append(g.allocs, a)
 	c.byAlloc[a.id] = g
+	c.touch(g)
 	g.priority = 0
 	for _, p := range pods {
 		g.priority = max(g.priority, p.Priority)
@@ -305,6 +310,21 @@ func (c *Core) submitPods(g *group, pods []*Pod, submit int64) {
 		return
 	}
 	g.state = queued
+}
+
+// unslottedCount is len(c.unslotted(g)), without sorting: a group whose
+// pods are all bound (running, or ending one by one) answers at once.
+func (c *Core) unslottedCount(g *group) int {
+	n := 0
+	for _, p := range g.members {
+		if p.NodeName == "" && !p.Deleting {
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return len(c.unslotted(g))
 }
 
 // unslotted returns the group's unbound pods that hold no slot and are
@@ -368,13 +388,13 @@ func (c *Core) checkEarly(g *group, free []*Pod, need int) {
 // overrunning allocations are extended.
 func (c *Core) Tick(now int64) {
 	c.advance(now)
-	if c.m != nil && !c.dirty && len(c.q.Pending()) == 0 && len(c.q.Blocked()) == 0 && !c.holdEnded() && !c.waitingGroups() {
+	if c.m != nil && !c.dirty && c.q.Waiting() == 0 && !c.holdEnded() && !c.waitingGroups() {
 		return
 	}
 	if !c.ensureEngine() {
 		return
 	}
-	for _, g := range c.sortedGroups() {
+	for _, g := range c.touchedGroups() {
 		c.trySubmit(g)
 	}
 	c.schedule()
@@ -383,8 +403,14 @@ func (c *Core) Tick(now int64) {
 // waitingGroups reports whether a group has pods enough to ask but no
 // request (its request was dropped, say by a pod that went away).
 func (c *Core) waitingGroups() bool {
-	for _, g := range c.groups {
-		if g.state != rejected && g.state != invalid && g.need() > 0 && len(c.unslotted(g)) >= g.need() {
+	for key := range c.touched { // untouched groups were asked already
+		g := c.groups[key]
+		if g == nil || g.state == rejected || g.state == invalid || g.need() <= 0 {
+			// Asking it would do nothing (touched.go): forget it.
+			delete(c.touched, key)
+			continue
+		}
+		if c.unslottedCount(g) >= g.need() {
 			return true
 		}
 	}
@@ -421,25 +447,47 @@ func (c *Core) schedule() {
 		if a == nil {
 			continue
 		}
+		if d.State == queue.Reserved || d.State == queue.Pending || d.State == queue.Blocked {
+			key := waitKey{state: d.State, at: d.At, reason: d.Reason}
+			if g.waited.key == key && g.waited.reason == g.reason && g.waited.event == g.lastEvent && g.waited.cond == g.lastCondition {
+				// The same answer as last loop, and nothing said since:
+				// saying it again would change nothing.
+				if d.State != queue.Reserved {
+					c.setReservedAt(g, -1)
+				} else {
+					c.setReservedAt(g, d.At)
+				}
+				continue
+			}
+			c.waiting(g, d)
+			g.waited = waitNote{key: key, reason: g.reason, event: g.lastEvent, cond: g.lastCondition}
+			continue
+		}
 		switch d.State {
 		case queue.Running:
 			c.started(g, a, d.At)
-		case queue.Reserved:
-			g.reservedAt = d.At
-			g.reason = fmt.Sprintf("waiting for resources; reserved to start at %s (%s)", c.cfg.FormatTime(d.At), shortReason(d.Reason))
-			c.condition(g, Waiting, g.reason)
-			c.explain(g, false, "FluenceGroupReserved", fmt.Sprintf("pod group %s (%d pods) %s", g.id.Key, g.id.Size, g.reason))
-		case queue.Pending, queue.Blocked:
-			g.reservedAt = -1
-			g.reason = "waiting for resources: " + shortReason(d.Reason)
-			c.condition(g, Waiting, g.reason)
-			c.explain(g, false, "FluenceGroupWaiting", fmt.Sprintf("pod group %s (%d pods) is %s", g.id.Key, g.id.Size, g.reason))
 		case queue.Rejected:
 			c.dropAlloc(g, a)
 			c.reject(g, "cannot be placed on this cluster: "+d.Reason)
 		}
 	}
 	_ = err // a failed loop left the queue consistent; the next one tries again
+}
+
+// waiting records a decision that leaves the group waiting: reserved at
+// a time, or not.
+func (c *Core) waiting(g *group, d queue.Decision) {
+	if d.State == queue.Reserved {
+		c.setReservedAt(g, d.At)
+		g.reason = fmt.Sprintf("waiting for resources; reserved to start at %s (%s)", c.cfg.FormatTime(d.At), shortReason(d.Reason))
+		c.condition(g, Waiting, g.reason)
+		c.explain(g, false, "FluenceGroupReserved", fmt.Sprintf("pod group %s (%d pods) %s", g.id.Key, g.id.Size, g.reason))
+		return
+	}
+	c.setReservedAt(g, -1)
+	g.reason = "waiting for resources: " + shortReason(d.Reason)
+	c.condition(g, Waiting, g.reason)
+	c.explain(g, false, "FluenceGroupWaiting", fmt.Sprintf("pod group %s (%d pods) is %s", g.id.Key, g.id.Size, g.reason))
 }
 
 func shortReason(r string) string {
@@ -456,12 +504,11 @@ func (c *Core) started(g *group, a *alloc, at int64) {
 	if !ok || len(info.Slots) != len(a.slots) {
 		return
 	}
+	c.touch(g)
 	a.running, a.start = true, at
 	g.holdStep = 0
 	a.dur = info.Duration
-	if a.dur > 0 {
-		c.nextEnd = min(c.nextEnd, a.start+a.dur-1)
-	}
+	c.planned(g, a)
 	a.recorded = fmt.Sprintf("%s@%s-%d", g.id.Key, c.cfg.RunID, a.id)
 	for i, sp := range info.Slots {
 		a.slots[i].node = sp.Node
@@ -471,7 +518,8 @@ func (c *Core) started(g *group, a *alloc, at int64) {
 		}
 	}
 	a.pods = nil
-	g.reservedAt, g.reason, g.state = -1, "", gathering
+	c.setReservedAt(g, -1)
+	g.reason, g.state = "", gathering
 	if g.liveSlots() >= int(g.id.Size) {
 		g.state = placed
 	}
@@ -495,29 +543,14 @@ func (c *Core) started(g *group, a *alloc, at int64) {
 // their pods still run and still hold what they use. A Kubernetes pod is
 // not killed at its declared duration as a Flux job would be.
 func (c *Core) extendOverruns() {
-	if c.now < c.nextEnd {
-		return // no allocation reaches its planned end before then
-	}
-	c.nextEnd = -1
-	for _, g := range c.sortedGroups() {
-		for _, a := range g.allocs {
-			if !a.running || a.dur <= 0 {
-				continue
-			}
-			if a.start+a.dur <= c.now+1 {
-				// Small steps: a job just past its end usually ends soon,
-				// and every step pushes the reservations behind it.
-				nd := (c.now - a.start) + max(a.dur/10, c.seconds(2))
-				if err := c.q.Extend(a.id, nd); err == nil {
-					a.dur = nd
-				}
-			}
-			if end := a.start + a.dur - 1; c.nextEnd < 0 || end < c.nextEnd {
-				c.nextEnd = end
-			}
+	for _, w := range c.overruns() {
+		a := w.a
+		// Small steps: a job just past its end usually ends soon, and
+		// every step pushes the reservations behind it.
+		nd := (c.now - a.start) + max(a.dur/10, c.seconds(2))
+		if err := c.q.Extend(a.id, nd); err == nil {
+			a.dur = nd
 		}
-	}
-	if c.nextEnd < 0 {
-		c.nextEnd = horizon
+		c.planned(w.g, a) // unchanged if the extension failed: tried again next loop
 	}
 }

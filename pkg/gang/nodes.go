@@ -53,6 +53,7 @@ func (c *Core) NodeRemoved(name string, now int64) {
 // nodesChanged lets rejected groups be judged again: a node change can
 // make them possible. Their pods are woken to ask.
 func (c *Core) nodesChanged() {
+	c.touchAll()
 	// Any order: each group's reset is its own, and activations are
 	// sorted when the effects are taken.
 	for _, g := range c.groups {
@@ -65,6 +66,7 @@ func (c *Core) nodesChanged() {
 // judgeAgain lets a rejected group be judged again; its pods are woken to
 // ask.
 func (c *Core) judgeAgain(g *group) {
+	c.touch(g)
 	g.state, g.reason, g.checked = gathering, "", 0
 	for _, p := range g.sortedMembers() {
 		if p.NodeName == "" {

@@ -40,6 +40,7 @@ func (c *Core) PodSeen(p Pod, now int64) {
 			if a, s := g.slotOf(p.UID); s != nil && s.node == p.NodeName {
 				s.bound, s.reserved = true, true
 				g.members[p.UID] = &p
+				c.touch(g)
 				c.letThrough(g, a)
 				return
 			}
@@ -48,6 +49,7 @@ func (c *Core) PodSeen(p Pod, now int64) {
 			// binding sent just before a restart lands late). It leaves
 			// what it held here and counts where it is: adopted from its
 			// record, or foreign.
+			c.touch(g)
 			c.leaveAllocs(g, &p)
 			delete(g.members, p.UID)
 			delete(c.podKey, p.UID)
@@ -102,6 +104,7 @@ func (c *Core) addMember(p *Pod, id GroupID) *group {
 		g = newGroup(id, c.now)
 		c.groups[id.Key] = g
 	}
+	c.touch(g)
 	if g.id.Source == SourceRecord && id.Source != SourceRecord {
 		g.id = id // adopted after a restart; now its pods say what it is
 	}
@@ -119,6 +122,7 @@ func (c *Core) addMember(p *Pod, id GroupID) *group {
 // requests changed), as when the nodes change: the scheduling queue does
 // not retry a rejected pod for its own update.
 func (c *Core) setMember(g *group, p *Pod) {
+	c.touch(g)
 	old := g.members[p.UID]
 	g.members[p.UID] = p
 	if old != nil && g.state == rejected && asksOtherwise(old, p) {
@@ -187,6 +191,7 @@ func (c *Core) adopt(p *Pod) {
 		g = newGroup(GroupID{Namespace: ns, Name: name, Key: key, Source: SourceRecord}, c.now)
 		c.groups[key] = g
 	}
+	c.touch(g)
 	var a *alloc
 	for _, x := range g.allocs {
 		if x.recorded == rec {
@@ -199,9 +204,9 @@ func (c *Core) adopt(p *Pod) {
 			dur = c.cfg.DefaultDuration
 		}
 		a = &alloc{id: c.newID(), running: true, committed: true, recorded: rec, start: c.now, dur: c.seconds(dur)}
-		c.nextEnd = 0 // look for overruns again
 		g.allocs = append(g.allocs, a)
 		c.byAlloc[a.id] = g
+		c.planned(g, a)
 	}
 	a.slots = append(a.slots, &slot{shape: ShapeOf(p.Requests), node: p.NodeName, pod: p.UID, name: p.String(), reserved: true, bound: true})
 	g.members[p.UID] = p
@@ -232,6 +237,7 @@ func (c *Core) podGone(uid string) {
 	if g == nil {
 		return
 	}
+	c.touch(g)
 	p := g.members[uid]
 	delete(g.members, uid)
 	if g.state == invalid || g.state == rejected {
@@ -267,6 +273,7 @@ func (c *Core) podGone(uid string) {
 // group is placed whole or not at all. Pods waiting at Permit are turned
 // away with the group's own message; every pod of the group tries again.
 func (c *Core) withdraw(g *group, a *alloc, why string) {
+	c.touch(g)
 	if c.q != nil {
 		_ = c.q.Remove(a.id)
 	}
@@ -289,6 +296,7 @@ func (c *Core) withdraw(g *group, a *alloc, why string) {
 }
 
 func (c *Core) dropAlloc(g *group, a *alloc) {
+	c.touch(g)
 	g.allocs = slices.DeleteFunc(g.allocs, func(x *alloc) bool { return x == a })
 	delete(c.byAlloc, a.id)
 }
@@ -298,6 +306,7 @@ func (c *Core) dropAlloc(g *group, a *alloc) {
 // what becomes of each placed slot the pod held; an allocation left with
 // nothing live is released.
 func (c *Core) detach(g *group, uid string, settle func(a *alloc, s *slot)) {
+	c.touch(g)
 	for _, a := range slices.Clone(g.allocs) {
 		if !a.running {
 			if slices.Contains(a.pods, uid) {

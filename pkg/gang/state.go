@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/fluence-sched/fluence/pkg/jobspec"
+	"github.com/fluence-sched/fluence/pkg/queue"
 )
 
 // groupState is where a group stands.
@@ -97,6 +98,24 @@ type group struct {
 	// since is when the core first saw the group: inspection reports how
 	// long it has waited.
 	since int64
+	// waited is the last waiting decision the loop explained, and what
+	// it left said (engine.go skips repeating it).
+	waited waitNote
+}
+
+// waitKey is a queue decision for a waiting group.
+type waitKey struct {
+	state  queue.State
+	at     int64
+	reason string
+}
+
+// waitNote is a waitKey and the reason, event and condition it left.
+type waitNote struct {
+	key    waitKey
+	reason string
+	event  string
+	cond   Condition
 }
 
 func newGroup(id GroupID, since int64) *group {

@@ -402,3 +402,25 @@ func (m *Matcher) Extend(id, duration int64) error {
 	}
 	return nil
 }
+
+// Share is how much of the graph a job takes at least: over every resource
+// type it requests, the units it needs over the graph's total of that
+// type, summed. A queue comparing sets of jobs by how well they fill the
+// cluster weighs them with it. 0 for an invalid jobspec.
+func (m *Matcher) Share(js *jobspec.Jobspec) float64 {
+	if js == nil || jobspec.Validate(js) != nil {
+		return 0
+	}
+	r := m.compile(js)
+	root := m.g.Root()
+	s := 0.0
+	for d, n := range r.need {
+		if d == m.jobDim || n <= 0 {
+			continue
+		}
+		if t := m.total(root, d); t > 0 {
+			s += float64(n) / float64(t)
+		}
+	}
+	return s
+}

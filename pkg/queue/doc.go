@@ -40,5 +40,15 @@
 // loop may still make one (Matcher.ReserveFrom), else it waits, and under
 // fcfs it stops the loop like any group that cannot start.
 //
+// With Config.Packing, the groups a loop may only start now (after the
+// last reservation it may make; under easy, every group behind the first
+// that cannot start) are started as the set that fills the most of the
+// cluster rather than in queue order (packing.go).
+//
+// A match whose answer cannot have changed is skipped: nothing freed and
+// nothing queued ahead since the last loop, or, for a group that fell
+// short, less freed since than it fell short of (shortfall.go). Decisions
+// are the same as matching every group in every loop.
+//
 // Nothing here reads a clock or ranges over a map in a decision path.
 package queue

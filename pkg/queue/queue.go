@@ -38,6 +38,15 @@ type Config struct {
 	// ReservationDepth bounds the groups holding reservations (hybrid only;
 	// easy is 1, conservative is QueueDepth).
 	ReservationDepth int
+	// Packing: of the groups a loop may only start now (once it may make
+	// no more reservations), start the set that fills the most of the
+	// cluster instead of the first that fit (packing.go). It changes
+	// nothing under fcfs, where nothing passes a waiting group, or under
+	// conservative, where every group may reserve.
+	Packing bool
+	// PackingBudget bounds the matches of one packing search; 0 means
+	// DefaultPackingBudget.
+	PackingBudget int
 }
 
 // Validate checks a configuration and fills defaults.
@@ -57,6 +66,12 @@ func (c *Config) Validate() error {
 	}
 	if c.ReservationDepth == 0 {
 		c.ReservationDepth = DefaultReservationDepth
+	}
+	if c.PackingBudget == 0 {
+		c.PackingBudget = DefaultPackingBudget
+	}
+	if c.PackingBudget < 1 || c.PackingBudget > maxDepth {
+		return fmt.Errorf("queue: packing budget %d outside 1..%d", c.PackingBudget, maxDepth)
 	}
 	if c.QueueDepth < 1 || c.QueueDepth > maxDepth {
 		return fmt.Errorf("queue: queue-depth %d outside 1..%d", c.QueueDepth, maxDepth)
@@ -136,6 +151,20 @@ type entry struct {
 	// busyGen is the generation at which an allocate-now last failed; while
 	// nothing is freed the answer cannot change, so the match is skipped.
 	busyGen uint64
+	// share is match.Matcher.Share of the jobspec (packing weighs by it).
+	share float64
+	// slotShapes is the jobspec read as plain slots (label -> shape), nil
+	// when it is something else; short what the last failed allocate fell
+	// short of (shortfall.go).
+	slotShapes map[string]slotShape
+	short      shortfall
+}
+
+// newEntry returns the queue's record of a group.
+func newEntry(g *Group, state State) *entry {
+	e := &entry{g: g, state: state, short: shortfall{at: -1}}
+	e.slotShapes, _ = slotsOf(g.Jobspec)
+	return e
 }
 
 // Manager is the queue over one matcher. Not safe for concurrent use.
@@ -157,6 +186,27 @@ type Manager struct {
 	firstNew int
 	// Skipped counts matches avoided because they could not have changed.
 	Skipped int64
+	// ShortfallSkips counts the matches among them avoided because less
+	// than the group fell short of was freed (shortfall.go).
+	ShortfallSkips int64
+	// PackingSearches counts loops that searched for the best fill.
+	PackingSearches int64
+
+	// log holds what was freed, event by event, node by node; shortfalls
+	// recorded before barrier are void (shortfall.go). dropped are the
+	// reservations given up since the last loop.
+	log     [][]freedNode
+	barrier int
+	dropped []heldReservation
+	// used is what running groups hold per node vertex, caps what each
+	// node holds; unknown nodes hold a job the queue cannot weigh.
+	used    map[int32]units
+	caps    map[int32]units
+	unknown map[int32]bool
+	// out is the decisions buffer, reused by every loop.
+	out []Decision
+	// matchAll turns both skip rules off (tests compare against it).
+	matchAll bool
 }
 
 // New returns a manager placing groups on m.
@@ -164,7 +214,8 @@ func New(m *match.Matcher, cfg Config) (*Manager, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Manager{m: m, cfg: cfg, running: map[int64]*entry{}, byID: map[int64]*entry{}}, nil
+	return &Manager{m: m, cfg: cfg, running: map[int64]*entry{}, byID: map[int64]*entry{},
+		used: map[int32]units{}, caps: map[int32]units{}, unknown: map[int32]bool{}}, nil
 }
 
 // Config returns the validated configuration.
@@ -196,7 +247,10 @@ func (q *Manager) Submit(g *Group) (Decision, error) {
 	if res.Status != match.Satisfiable {
 		return Decision{Group: g, State: Rejected, Reason: res.Status.String() + ": " + res.Reason}, nil
 	}
-	e := &entry{g: g, state: Pending}
+	e := newEntry(g, Pending)
+	if q.cfg.Packing {
+		e.share = q.m.Share(g.Jobspec)
+	}
 	i, _ := slices.BinarySearchFunc(q.pending, e, less)
 	q.pending = slices.Insert(q.pending, i, e)
 	q.firstNew = min(q.firstNew, i)
@@ -212,12 +266,16 @@ func (q *Manager) Submit(g *Group) (Decision, error) {
 // and no group was queued ahead, a group's answer is known to be the same
 // (the engine is deterministic, the state is the same, and a later window
 // only meets more of it), so the match is skipped: a group that could not
-// start still cannot, and a reservation still in the future stands.
+// start still cannot, and a reservation still in the future stands. So is
+// the match of a group that fell short of more than was freed since
+// (shortfall.go).
+//
+// The decisions are valid until the next call, which reuses their slice.
 func (q *Manager) Schedule(now int64) ([]Decision, error) {
 	// A prefix of the queue is unchanged when no resources were freed and
 	// nothing was queued into it; its reservations stand if still ahead.
 	prefix := 0
-	if q.gen == q.loopGen {
+	if q.gen == q.loopGen && !q.matchAll {
 		prefix = min(q.firstNew, len(q.pending))
 	}
 	var kept []*entry
@@ -226,6 +284,7 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 			kept = append(kept, e)
 			continue
 		}
+		q.drop(e)
 		if err := q.m.Cancel(e.g.ID); err != nil {
 			// Leave the queue as it is: the reservations not cancelled
 			// yet are still held.
@@ -238,20 +297,31 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 	keptSet := len(kept)
 	q.loopGen, q.firstNew = q.gen, len(q.pending)
 	depth := q.cfg.reservationDepth()
-	var out []Decision
-	var keep []*entry
+	// With packing, the groups the loop may only start now (it may make
+	// no more reservations) are decided together after the walk
+	// (packing.go).
+	packing := q.cfg.Packing && q.cfg.Policy != FCFS
+	// The walk keeps the entries that stay waiting by compacting them in
+	// place (w <= pos): with thousands waiting, copying the whole queue
+	// every loop was most of the loop's cost. Entries past the window are
+	// moved up once at the end.
+	out := q.out[:0]
+	defer func() { q.out = out[:0] }()
+	reconciled := false
+	w := 0
+	keep := func(e *entry) { q.pending[w] = e; w++ }
+	var cands []candidate
 	considered := 0
 	stop := false
 	reservations := 0
-	for pos, e := range q.pending {
-		if stop || considered >= q.cfg.QueueDepth {
-			keep = append(keep, e)
-			continue
-		}
+	pos := 0
+	finish := func() { q.pending = append(q.pending[:w], q.pending[pos:]...) }
+	for ; pos < len(q.pending) && !stop && considered < q.cfg.QueueDepth; pos++ {
+		e := q.pending[pos]
 		considered++
 		if pos < prefix && e.state == Reserved && keptSet > 0 {
 			reservations++
-			keep = append(keep, e)
+			keep(e)
 			out = append(out, Decision{Group: e.g, State: Reserved, At: e.at})
 			q.Skipped++
 			continue
@@ -259,7 +329,7 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 		// An internal error ends the loop with the queue consistent:
 		// groups it started stay running, the rest stay pending.
 		fail := func(err error) ([]Decision, error) {
-			q.pending = append(keep, q.pending[pos:]...)
+			finish()
 			return out, err
 		}
 		if e.g.NotBefore > now {
@@ -271,7 +341,7 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 				reservations++
 			}
 			if d.State == Reserved || d.State == Pending {
-				keep = append(keep, e)
+				keep(e)
 			}
 			if d.State != Reserved && q.cfg.Policy == FCFS {
 				stop = true
@@ -286,8 +356,29 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 		if reservations < depth {
 			op = match.AllocateOrElseReserve
 		}
-		if op == match.Allocate && pos < prefix && e.state == Pending && e.busyGen == q.gen && e.reason != "" {
-			keep = append(keep, e)
+		if op == match.Allocate && !reconciled {
+			// Every reservation this loop makes is made: weigh those
+			// given up against what waits (shortfall.go).
+			q.reconcile()
+			reconciled = true
+		}
+		known := pos < prefix && e.state == Pending && e.busyGen == q.gen && e.reason != ""
+		if op == match.Allocate && !known && e.state == Pending && e.reason != "" && !q.matchAll && !q.mayFit(e) {
+			known = true // nothing it fell short of was freed
+			q.ShortfallSkips++
+		}
+		if packing && op == match.Allocate {
+			// Decided with the others the loop may only start now.
+			cands = append(cands, candidate{e: e, out: len(out), share: e.share, busy: known})
+			keep(e)
+			out = append(out, Decision{Group: e.g, State: Pending, Reason: e.reason})
+			if known {
+				q.Skipped++
+			}
+			continue
+		}
+		if op == match.Allocate && known {
+			keep(e)
 			out = append(out, Decision{Group: e.g, State: Pending, Reason: e.reason})
 			q.Skipped++
 			if q.cfg.Policy == FCFS {
@@ -297,43 +388,73 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 		}
 		res, err := q.m.Match(op, e.g.Jobspec, e.g.ID, now)
 		if err != nil {
+			return fail(err) // the entry at pos is not kept yet: it stays
+		}
+		d, err := q.settle(e, op, res)
+		if err != nil {
 			return fail(err)
 		}
-		d := Decision{Group: e.g, At: res.At, Nodes: res.Nodes, Reason: res.Reason}
-		switch res.Status {
-		case match.Allocated:
-			e.state, e.at = Running, res.At
-			q.running[e.g.ID] = e
-		case match.Reserved:
-			e.state, e.at = Reserved, res.At
-			q.reserved = append(q.reserved, e)
+
+		if d.State == Reserved {
 			reservations++
-			keep = append(keep, e)
-		case match.Busy:
-			if op == match.AllocateOrElseReserve {
-				// No time works under the current state: blocked until
-				// resources change.
-				e.state, e.reason = Blocked, res.Reason
-				q.blocked = append(q.blocked, e)
-			} else {
-				e.state, e.reason, e.busyGen = Pending, res.Reason, q.gen
-				keep = append(keep, e)
-			}
-			if q.cfg.Policy == FCFS {
-				stop = true
-			}
-		case match.Unsatisfiable, match.Invalid:
-			e.state, e.reason = Rejected, res.Status.String()+": "+res.Reason
-			delete(q.byID, e.g.ID)
-			d.Reason = e.reason
-		default:
-			return fail(fmt.Errorf("queue: group %d: unexpected status %s", e.g.ID, res.Status))
 		}
-		d.State = e.state
+		if d.State == Reserved || d.State == Pending {
+			keep(e)
+		}
+		if (d.State == Pending || d.State == Blocked) && q.cfg.Policy == FCFS {
+			stop = true
+		}
 		out = append(out, d)
 	}
-	q.pending = keep
-	return out, nil
+	var err error
+	if len(cands) > 0 {
+		err = q.decidePacked(cands, out, now)
+		// Candidates it started or rejected leave the queue.
+		n := 0
+		for _, e := range q.pending[:w] {
+			if e.state == Pending || e.state == Reserved {
+				q.pending[n] = e
+				n++
+			}
+		}
+		w = n
+	}
+	finish()
+	return out, err
+}
+
+// settle records what a match decided for a group and returns the
+// decision: started, reserved, waiting (a failed allocate), blocked (no
+// time works under the current state) or rejected.
+func (q *Manager) settle(e *entry, op match.Op, res *match.Result) (Decision, error) {
+	d := Decision{Group: e.g, At: res.At, Nodes: res.Nodes, Reason: res.Reason}
+	switch res.Status {
+	case match.Allocated:
+		e.state, e.at = Running, res.At
+		q.running[e.g.ID] = e
+		q.holding(e, res.Slots, res.Nodes, 1)
+	case match.Reserved:
+		e.state, e.at = Reserved, res.At
+		q.reserved = append(q.reserved, e)
+	case match.Busy:
+		if op == match.AllocateOrElseReserve {
+			// No time works under the current state: blocked until
+			// resources change.
+			e.state, e.reason = Blocked, res.Reason
+			q.blocked = append(q.blocked, e)
+		} else {
+			e.state, e.reason, e.busyGen = Pending, res.Reason, q.gen
+			q.noteShort(e, res.Explain)
+		}
+	case match.Unsatisfiable, match.Invalid:
+		e.state, e.reason = Rejected, res.Status.String()+": "+res.Reason
+		delete(q.byID, e.g.ID)
+		d.Reason = e.reason
+	default:
+		return Decision{}, fmt.Errorf("queue: group %d: unexpected status %s", e.g.ID, res.Status)
+	}
+	d.State = e.state
+	return d, nil
 }
 
 // holdOff decides for a group that may not start before its NotBefore: a
@@ -371,8 +492,14 @@ func (q *Manager) holdOff(e *entry, now int64, mayReserve bool) (Decision, error
 // Complete releases a running group's allocation (the group finished, or
 // was deleted).
 func (q *Manager) Complete(id int64) error {
-	if _, ok := q.running[id]; !ok {
+	e, ok := q.running[id]
+	if !ok {
 		return fmt.Errorf("queue: group %d is not running", id)
+	}
+	if info, ok := q.m.Info(id); ok {
+		q.logFreed(e, info)
+	} else {
+		q.clearShortfalls()
 	}
 	delete(q.running, id)
 	delete(q.byID, id)
@@ -390,6 +517,9 @@ func (q *Manager) Remove(id int64) error {
 	case Running:
 		return q.Complete(id)
 	case Reserved:
+		if info, ok := q.m.Info(id); ok {
+			q.logUnblocked(e, info.Slots)
+		}
 		if err := q.m.Cancel(id); err != nil {
 			return err
 		}
@@ -407,6 +537,7 @@ func (q *Manager) Remove(id int64) error {
 // hold at all (capacity was removed). It returns the rejections.
 func (q *Manager) ResourcesChanged() ([]Decision, error) {
 	q.freed()
+	q.clearShortfalls()
 	var out []Decision
 	var keep []*entry
 	for _, e := range q.pending {
@@ -491,6 +622,7 @@ func (q *Manager) Extend(id, duration int64) error {
 		return fmt.Errorf("queue: group %d is not running", id)
 	}
 	for _, e := range q.reserved {
+		q.drop(e)
 		if err := q.m.Cancel(e.g.ID); err != nil {
 			return fmt.Errorf("queue: cancel reservation of group %d: %w", e.g.ID, err)
 		}
@@ -504,22 +636,38 @@ func (q *Manager) Extend(id, duration int64) error {
 // SetNodeStatus marks a node vertex up or down. A node coming up frees
 // resources (answers may change, blocked groups get another try); a node
 // going down takes them away from future matches (running groups keep
-// what they hold).
+// what they hold) and has the next loop recompute every reservation.
 func (q *Manager) SetNodeStatus(v int32, up bool) error {
 	if !up {
+		// Nothing is freed, but reservations on the node must move: the
+		// next loop recomputes them rather than keep them.
+		q.gen++
 		return q.m.MarkDown(v)
 	}
 	if err := q.m.MarkUp(v); err != nil {
 		return err
 	}
 	q.freed()
+	q.clearShortfalls()
 	return nil
 }
 
 // Freed tells the queue that resources it does not manage were released
 // (a pod placed outside the queue ended): answers may change, and blocked
 // groups get another try.
-func (q *Manager) Freed() { q.freed() }
+func (q *Manager) Freed() {
+	q.freed()
+	q.clearShortfalls()
+}
+
+// drop remembers a reservation about to be given up (reconcile).
+func (q *Manager) drop(e *entry) {
+	if info, ok := q.m.Info(e.g.ID); ok {
+		q.dropped = append(q.dropped, heldReservation{e: e, info: info})
+	} else {
+		q.clearShortfalls()
+	}
+}
 
 // Place records a group whose pods already sit on known nodes (replayed
 // after a restart or a graph rebuild) as running, committing it with
@@ -542,9 +690,14 @@ func (q *Manager) Place(g *Group, slotNodes []int32, now int64) (Decision, error
 		d.Reason = res.Status.String() + ": " + res.Reason
 		return d, nil
 	}
-	e := &entry{g: g, state: Running, at: res.At}
+	e := newEntry(g, Running)
+	e.at = res.At
+	q.holding(e, res.Slots, res.Nodes, 1)
 	q.running[g.ID] = e
 	q.byID[g.ID] = e
 	d.State = Running
 	return d, nil
 }
+
+// Waiting counts the groups pending, reserved or blocked.
+func (q *Manager) Waiting() int { return len(q.pending) + len(q.blocked) }

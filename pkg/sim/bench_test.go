@@ -6,11 +6,21 @@ import (
 	"github.com/fluence-sched/fluence/pkg/queue"
 )
 
-// BenchmarkSyntheticScale runs the issue's scale case: 1,000 nodes, 10,000
-// groups of 1-128 pods, fluence with easy backfill. One iteration is one
-// whole simulation; compare its time with the stock model's in the same run
+// BenchmarkSyntheticScale runs the scale case: 1,000 nodes, 10,000 groups
+// of 1-128 pods, fluence with easy backfill and packing, as `fluence sim
+// --synthetic nodes=1000,groups=10000 --schedulers fluence --queue-policy
+// easy` runs it. One iteration is one whole simulation (some 15-25 s on
+// two cores); compare its time with the stock model's in the same run
 // (BenchmarkSyntheticScaleStock) rather than with a fixed number.
 func BenchmarkSyntheticScale(b *testing.B) {
+	benchSynthetic(b, "", func() (Scheduler, error) {
+		return NewFluence(FluenceConfig{MatchPolicy: "lonode", Queue: queue.Config{Policy: queue.Easy, Packing: true}})
+	})
+}
+
+// BenchmarkSyntheticScaleFirstFit is the same without packing: the
+// scheduler's default queue.
+func BenchmarkSyntheticScaleFirstFit(b *testing.B) {
 	benchSynthetic(b, "", func() (Scheduler, error) {
 		return NewFluence(FluenceConfig{MatchPolicy: "lonode", Queue: queue.Config{Policy: queue.Easy}})
 	})

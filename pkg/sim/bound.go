@@ -41,6 +41,9 @@ type BoundParts struct {
 	PerShape []ShapeBound
 	// Excluded counts groups left out because a pod fits no node.
 	Excluded int
+	// LessDelay is what the hold-time bound took off its area terms (the
+	// largest release delay); 0 for the runtime bound.
+	LessDelay float64
 }
 
 // Max is the bound: the largest term.
@@ -101,22 +104,29 @@ func LowerBound(w *Workload) float64 { return LowerBoundParts(w).Max() }
 //     request for every requested resource). This is the term the
 //     resource totals miss: on run8 a 3-CPU node holds one 2-CPU pod, so
 //     a third of the CPU can never serve the 2-CPU pods.
-func LowerBoundParts(w *Workload) BoundParts {
+func LowerBoundParts(w *Workload) BoundParts { return boundParts(w, (*GroupSpec).runtime) }
+
+func (g *GroupSpec) runtime() float64 { return g.Runtime }
+
+// boundParts computes the terms with each group weighing in for
+// weight(g) seconds: its runtime for the runtime bound, its hold time for
+// the hold-time bound (HoldBoundParts).
+func boundParts(w *Workload, weight func(*GroupSpec) float64) BoundParts {
 	var b BoundParts
 	if w == nil || len(w.Groups) == 0 {
 		return b
 	}
 	var capCPU, capMem, capGPU float64
-	for _, n := range w.Cluster.Nodes {
+	nodes := boundNodes(w)
+	for _, n := range nodes {
 		capCPU += float64(n.CPU)
 		capMem += float64(n.Memory)
 		capGPU += float64(n.GPU)
 	}
 	first := math.Inf(1)
-	runnable := make([]bool, len(w.Groups))
+	runnable := runnableGroups(w)
 	for i := range w.Groups {
 		g := &w.Groups[i]
-		runnable[i] = len(g.Pods) > 0 && allPodsFitSomeNode(g.Pods, w.Cluster.Nodes)
 		if runnable[i] {
 			first = min(first, g.Arrival)
 		} else {
@@ -137,24 +147,25 @@ func LowerBoundParts(w *Workload) BoundParts {
 		if l := g.Arrival - first + g.Runtime; l > b.Longest || b.LongestGroup == "" {
 			b.Longest, b.LongestGroup = l, g.Name
 		}
+		h := weight(g)
 		for _, p := range g.Pods {
-			workCPU += float64(p.CPU) * g.Runtime
-			workMem += float64(p.Memory) * g.Runtime
-			workGPU += float64(p.GPU) * g.Runtime
+			workCPU += float64(p.CPU) * h
+			workMem += float64(p.Memory) * h
+			workGPU += float64(p.GPU) * h
 			a := shapes[p]
 			if a == nil {
 				a = &acc{}
 				shapes[p] = a
 			}
 			a.pods++
-			a.sec += g.Runtime
+			a.sec += h
 		}
 	}
 	b.CPU = ratio(workCPU, capCPU)
 	b.Memory = ratio(workMem, capMem)
 	b.GPU = ratio(workGPU, capGPU)
 	for p, a := range shapes {
-		slots := clusterSlots(p, w.Cluster.Nodes)
+		slots := clusterSlots(p, nodes)
 		if slots <= 0 {
 			continue // requests nothing: no per-shape limit
 		}
@@ -173,17 +184,64 @@ func ratio(work, capacity float64) float64 {
 	return work / capacity
 }
 
-func allPodsFitSomeNode(pods []PodSpec, nodes []NodeSpec) bool {
-	seen := map[PodSpec]bool{}
-	for _, p := range pods {
-		if seen[p] {
-			continue
+// boundNodes is every node the run will have: those of the cluster and
+// those joining it. Capacity never exceeds theirs, so the area terms
+// divide by it; dividing by the first cluster's would overstate them.
+func boundNodes(w *Workload) []NodeSpec {
+	nodes := slices.Clone(w.Cluster.Nodes)
+	for _, a := range w.NodeArrivals {
+		nodes = append(nodes, a.Node)
+	}
+	return nodes
+}
+
+// runnableGroups marks the groups a scheduler can ever start: the bounds
+// leave the others out. A group counts as runnable when first-fit
+// decreasing places all its pods on the empty nodes; that is proof it
+// fits. When it fails the group may still fit a cleverer packing, and
+// leaving it out only lowers the bounds: they stay bounds.
+func runnableGroups(w *Workload) []bool {
+	nodes := boundNodes(w)
+	out := make([]bool, len(w.Groups))
+	known := map[string]bool{}
+	for i := range w.Groups {
+		pods := slices.Clone(w.Groups[i].Pods)
+		slices.SortFunc(pods, func(a, b PodSpec) int {
+			return cmp.Or(cmp.Compare(b.CPU, a.CPU), cmp.Compare(b.Memory, a.Memory), cmp.Compare(b.GPU, a.GPU))
+		})
+		key := fmt.Sprint(pods)
+		fits, ok := known[key]
+		if !ok {
+			fits = len(pods) > 0 && firstFitDecreasing(pods, nodes)
+			known[key] = fits
 		}
-		seen[p] = true
-		if !slices.ContainsFunc(nodes, func(n NodeSpec) bool {
-			return Fits(PodSpec{CPU: n.CPU, Memory: n.Memory, GPU: n.GPU}, p)
-		}) {
+		out[i] = fits
+	}
+	return out
+}
+
+// firstFitDecreasing places pods (sorted largest first) each on the first
+// node with room, and reports whether all found one.
+func firstFitDecreasing(pods []PodSpec, nodes []NodeSpec) bool {
+	free := make([]PodSpec, len(nodes))
+	for i, n := range nodes {
+		free[i] = PodSpec{CPU: n.CPU, Memory: n.Memory, GPU: n.GPU}
+	}
+	start := 0 // nodes before it have no room for any pod left
+	for _, p := range pods {
+		placed := false
+		for i := start; i < len(free); i++ {
+			if Fits(free[i], p) {
+				free[i] = minus(free[i], p)
+				placed = true
+				break
+			}
+		}
+		if !placed {
 			return false
+		}
+		for start < len(free) && !Fits(free[start], pods[len(pods)-1]) {
+			start++
 		}
 	}
 	return true

@@ -116,7 +116,8 @@ func TestLowerBoundTerms(t *testing.T) {
 			// nodes = 20 s, though the CPU total says 80/6 s.
 			name: "pod shape",
 			w: &Workload{Cluster: ClusterFromSpec(2, 3000, 0, 0), Groups: []GroupSpec{
-				group("a", 0, 10, 4, PodSpec{CPU: 2000}),
+				group("a", 0, 10, 2, PodSpec{CPU: 2000}),
+				group("b", 0, 10, 2, PodSpec{CPU: 2000}),
 			}},
 			want: 20, binding: "shape cpu=2000m",
 		},
@@ -125,7 +126,9 @@ func TestLowerBoundTerms(t *testing.T) {
 			// 4-core, 4 GiB node holds one 1-core 3 GiB pod.
 			name: "pod shape bound by memory",
 			w: &Workload{Cluster: ClusterFromSpec(1, 4000, 4*gi, 0), Groups: []GroupSpec{
-				group("a", 0, 10, 3, PodSpec{CPU: 1000, Memory: 3 * gi}),
+				group("a", 0, 10, 1, PodSpec{CPU: 1000, Memory: 3 * gi}),
+				group("b", 0, 10, 1, PodSpec{CPU: 1000, Memory: 3 * gi}),
+				group("c", 0, 10, 1, PodSpec{CPU: 1000, Memory: 3 * gi}),
 			}},
 			want: 30, binding: "shape cpu=1000m,memory=3221225472",
 		},
@@ -144,6 +147,31 @@ func TestLowerBoundTerms(t *testing.T) {
 					t.Errorf("%+v", b)
 				}
 			},
+		},
+		{
+			// Each pod fits a node, but the gang needs more nodes than
+			// there are: it never starts either.
+			name: "group larger than the cluster excluded",
+			w: &Workload{Cluster: ClusterFromSpec(2, 3000, 0, 0), Groups: []GroupSpec{
+				group("ok", 0, 10, 2, PodSpec{CPU: 2000}),
+				group("wide", 0, 1000, 3, PodSpec{CPU: 2000}),
+			}},
+			want: 10, binding: "longest job",
+			check: func(t *testing.T, b BoundParts) {
+				if b.Excluded != 1 || b.PerShape[0].Pods != 2 {
+					t.Errorf("%+v", b)
+				}
+			},
+		},
+		{
+			// Nodes joining count in the capacity: 4 one-core pods x 10 s
+			// on 1 + 1 cores is 20 s, not the 40 s one node alone gives.
+			name: "nodes joining count",
+			w: &Workload{Cluster: ClusterFromSpec(1, 1000, 0, 0), Groups: []GroupSpec{
+				group("a", 0, 10, 1, PodSpec{CPU: 1000}), group("b", 0, 10, 1, PodSpec{CPU: 1000}),
+				group("c", 0, 10, 1, PodSpec{CPU: 1000}), group("d", 0, 10, 1, PodSpec{CPU: 1000}),
+			}, NodeArrivals: []NodeArrival{{At: 1, Node: NodeSpec{Name: "late", CPU: 1000, Memory: UnmodelledMemory}}}},
+			want: 20, binding: "cpu",
 		},
 		{
 			name: "no groups",

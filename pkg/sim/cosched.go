@@ -56,7 +56,10 @@ import (
 // next Schedule call that follows the event (never twice at one instant).
 // Wakeup reports the earliest Permit deadline or end of a back-off.
 //
-// As in the stock model, scheduling is instantaneous at event times. Within
+// Unlike the stock model, whose attempts take StockOptions.AttemptSeconds
+// each, this model schedules instantaneously at event times: every pod
+// ready to be tried is tried at the instant of the event. That is one of
+// the things it does not reproduce (docs/design/002-simulator.md). Within
 // one instant the model pops exactly the pod kube-scheduler's activeQ
 // would pop next, even as pods become active mid-pass (an event, an
 // activation) and groups change place (a failure moves a group behind the

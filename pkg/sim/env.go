@@ -249,7 +249,10 @@ func Run(w *Workload, s Scheduler, opts Options) (*Result, error) {
 	if opts.Progress != nil {
 		opts.Progress(e.now, e.completed, len(e.groups))
 	}
-	return e.result(w, stalled), nil
+	r := e.result(w, stalled)
+	r.Bounds = BoundsOf(w)
+	r.LowerBound = r.Bounds.Runtime
+	return r, nil
 }
 
 // nextTime is the earliest event or scheduler wake-up.

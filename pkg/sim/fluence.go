@@ -77,6 +77,9 @@ func (f *fluence) Config() string {
 	if q.Policy == queue.Hybrid {
 		s += fmt.Sprintf(", reservation-depth %d", q.ReservationDepth)
 	}
+	if q.Packing {
+		s += ", packing-aware backfill"
+	}
 	if f.cfg.Oracle {
 		return s + "; planned with true runtimes (oracle durations, which no scheduler knows)"
 	}

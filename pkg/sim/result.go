@@ -42,10 +42,16 @@ type Result struct {
 	JobsHoldingAtStall int // distinct groups with bound pods, not complete
 
 	// Makespan is first arrival to last completion (of completed jobs).
-	Makespan       float64
-	LowerBound     float64
+	Makespan float64
+	// LowerBound is the runtime bound (Bounds.Runtime), kept for the
+	// outputs that report it by that name.
+	LowerBound float64
+	// Bounds are every lower bound on the workload's makespan.
+	Bounds         Bounds
 	MeanTurnaround float64
 	MeanWait       float64
+	// MaxWait is the longest any started group waited (NaN if none did).
+	MaxWait        float64
 	TotalCPU       int64
 	SimulatedUntil float64
 	Steps          int
@@ -60,6 +66,16 @@ func (r *Result) BoundRatio() float64 {
 	return r.Makespan / r.LowerBound
 }
 
+// BestRatio is Makespan over the best of Bounds, NaN when the run did not
+// complete every job or no bound is known.
+func (r *Result) BestRatio() float64 {
+	best, _ := r.Bounds.Best()
+	if best <= 0 || r.JobsCompleted+r.JobsRejected != r.JobsTotal || r.JobsCompleted == 0 {
+		return math.NaN()
+	}
+	return r.Makespan / best
+}
+
 func (e *Env) result(w *Workload, stalled bool) *Result {
 	r := &Result{
 		Workload: w.Name, Scheduler: e.sched.Name(), Model: e.sched.Model(), Config: e.sched.Config(),
@@ -69,6 +85,7 @@ func (e *Env) result(w *Workload, stalled bool) *Result {
 	first, last := math.Inf(1), math.Inf(-1)
 	var turn, wait float64
 	var started int
+	r.MaxWait = math.NaN()
 	for _, g := range e.groups {
 		j := JobResult{Name: g.Spec.Name, Size: g.Spec.Size(), Submit: g.Submit, Start: g.Start, End: g.End,
 			Completed: g.End >= 0, Rejected: g.Rejected, Wait: math.NaN(), Turnaround: math.NaN()}
@@ -88,6 +105,9 @@ func (e *Env) result(w *Workload, stalled bool) *Result {
 		if j.Start >= 0 {
 			j.Wait = j.Start - j.Submit
 			wait += j.Wait
+			if started == 0 || j.Wait > r.MaxWait {
+				r.MaxWait = j.Wait
+			}
 			started++
 		}
 		if j.Completed {

@@ -51,6 +51,14 @@ func numPtr(f *float64) *float64 {
 
 func intp(i int) *int { return &i }
 
+// positive is num(f) for a bound: null when not computed (0).
+func positive(f float64) *float64 {
+	if f <= 0 {
+		return nil
+	}
+	return num(f)
+}
+
 // seconds formats a duration for the table; "-" when unknown.
 func seconds(f float64) string {
 	if !finite(f) {

@@ -43,10 +43,12 @@ func fixture() (*sim.Workload, []*sim.Result) {
 	}
 
 	fl := &sim.Result{Workload: "mini", Scheduler: "fluence", Config: "policy=first", JobsTotal: 6, JobsCompleted: 6,
-		Makespan: 60, LowerBound: 40, MeanTurnaround: 25, MeanWait: 12, TotalCPU: 12000, SimulatedUntil: 65, Steps: 20}
+		Makespan: 60, LowerBound: 40, MeanTurnaround: 25, MeanWait: 12, MaxWait: 5, TotalCPU: 12000, SimulatedUntil: 65, Steps: 20,
+		Bounds: sim.Bounds{Runtime: 40, Hold: 44, Packing: 48}}
 	st := &sim.Result{Workload: "mini", Scheduler: "stock", Model: true, Config: "backoff=1s..10s", JobsTotal: 6, JobsCompleted: 2,
 		Stalled: true, StalledAt: 31.5, PendingAtStall: 9, RunningAtStall: 6, JobsHoldingAtStall: 3,
-		Makespan: 30, LowerBound: 40, MeanTurnaround: 20, MeanWait: nan, TotalCPU: 12000, SimulatedUntil: 331.5, Steps: 40}
+		Makespan: 30, LowerBound: 40, MeanTurnaround: 20, MeanWait: nan, MaxWait: nan, TotalCPU: 12000, SimulatedUntil: 331.5, Steps: 40,
+		Bounds: sim.Bounds{Runtime: 40, Hold: 44, Packing: 48}}
 	for i, s := range sizes {
 		sub := float64(i)
 		fl.Jobs = append(fl.Jobs, sim.JobResult{Name: wl.Groups[i].Name, Size: s, CPU: int64(s) * 1000, Submit: sub,
@@ -85,7 +87,8 @@ func TestJSONSummary(t *testing.T) {
 	}
 	keys := []string{"scheduler", "model", "config", "jobs_total", "jobs_completed", "jobs_rejected", "stalled",
 		"stalled_at", "pending_pods_at_stall", "running_pods_at_stall", "jobs_holding_at_stall", "makespan",
-		"makespan_lower_bound", "makespan_bound_ratio", "mean_turnaround", "mean_wait", "measured"}
+		"makespan_lower_bound", "makespan_bound_ratio", "bounds", "best_bound", "best_bound_ratio", "max_wait",
+		"mean_turnaround", "mean_wait", "measured"}
 	for _, row := range rows {
 		for _, k := range keys {
 			if _, ok := row[k]; !ok {
@@ -102,14 +105,19 @@ func TestJSONSummary(t *testing.T) {
 			t.Errorf("fluence %s = %v, want null", k, fl[k])
 		}
 	}
-	if fl["makespan_bound_ratio"] != 1.5 {
-		t.Errorf("fluence ratio = %v, want 1.5", fl["makespan_bound_ratio"])
+	if fl["makespan_bound_ratio"] != 1.5 || fl["best_bound_ratio"] != 1.25 || fl["best_bound"] != 48.0 || fl["max_wait"] != 5.0 {
+		t.Errorf("fluence ratio = %v, best bound %v, ratio to it %v, max wait %v; want 1.5, 48, 1.25, 5",
+			fl["makespan_bound_ratio"], fl["best_bound"], fl["best_bound_ratio"], fl["max_wait"])
+	}
+	wantBounds := map[string]any{"runtime": 40.0, "hold": 44.0, "packing": 48.0, "best": "packing"}
+	if !reflect.DeepEqual(fl["bounds"], wantBounds) {
+		t.Errorf("bounds = %v, want %v", fl["bounds"], wantBounds)
 	}
 	if st["stalled_at"] != 31.5 || st["pending_pods_at_stall"] != 9.0 || st["running_pods_at_stall"] != 6.0 {
 		t.Errorf("stock stall fields wrong: %v %v %v", st["stalled_at"], st["pending_pods_at_stall"], st["running_pods_at_stall"])
 	}
-	if st["makespan_bound_ratio"] != nil || st["mean_wait"] != nil {
-		t.Errorf("stock ratio/mean_wait = %v/%v, want null", st["makespan_bound_ratio"], st["mean_wait"])
+	if st["makespan_bound_ratio"] != nil || st["best_bound_ratio"] != nil || st["mean_wait"] != nil || st["max_wait"] != nil {
+		t.Errorf("stock ratios %v/%v, mean_wait %v, max_wait %v: want null", st["makespan_bound_ratio"], st["best_bound_ratio"], st["mean_wait"], st["max_wait"])
 	}
 	m, ok := st["measured"].(map[string]any)
 	if !ok {
@@ -124,7 +132,7 @@ func TestJSONSummary(t *testing.T) {
 
 func TestJSONNothingCompleted(t *testing.T) {
 	r := &sim.Result{Scheduler: "quota", Model: true, JobsTotal: 3, Stalled: true, StalledAt: 0,
-		MeanTurnaround: math.NaN(), MeanWait: math.NaN(), LowerBound: math.Inf(1), SimulatedUntil: math.NaN()}
+		MeanTurnaround: math.NaN(), MeanWait: math.NaN(), MaxWait: math.NaN(), LowerBound: math.Inf(1), SimulatedUntil: math.NaN()}
 	var b bytes.Buffer
 	if err := WriteJSONSummary(&b, nil, []*sim.Result{r}); err != nil {
 		t.Fatal(err)
@@ -133,7 +141,7 @@ func TestJSONNothingCompleted(t *testing.T) {
 	if err := json.Unmarshal(b.Bytes(), &rows); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"makespan", "makespan_lower_bound", "makespan_bound_ratio", "mean_turnaround", "mean_wait", "measured"} {
+	for _, k := range []string{"makespan", "makespan_lower_bound", "makespan_bound_ratio", "best_bound", "best_bound_ratio", "max_wait", "mean_turnaround", "mean_wait", "measured"} {
 		if rows[0][k] != nil {
 			t.Errorf("%s = %v, want null", k, rows[0][k])
 		}
@@ -152,7 +160,8 @@ func TestTable(t *testing.T) {
 	out := b.String()
 	t.Logf("\n%s", out)
 	for _, s := range []string{"fluence", "stock (model)", "measured", "yes, t=31.5s", "9 / 6", "6/6", "2/6", "3/6",
-		"clogged", "12 / 12", "95.5", "1.50", "policy=first", "kube-scheduler v1.30", "mini", Legend} {
+		"clogged", "12 / 12", "95.5", "1.250", "48.0", "policy=first", "kube-scheduler v1.30", "mini", Legend,
+		"lower bounds: runtime 40.0 s, hold time 44.0 s, packing 48.0 s (best)"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("table lacks %q", s)
 		}

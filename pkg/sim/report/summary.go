@@ -27,12 +27,26 @@ type Summary struct {
 	Makespan           *float64         `json:"makespan"`
 	MakespanLowerBound *float64         `json:"makespan_lower_bound"`
 	MakespanBoundRatio *float64         `json:"makespan_bound_ratio"`
+	Bounds             BoundsSummary    `json:"bounds"`
+	BestBound          *float64         `json:"best_bound"`
+	BestBoundRatio     *float64         `json:"best_bound_ratio"`
+	MaxWait            *float64         `json:"max_wait"`
 	MeanTurnaround     *float64         `json:"mean_turnaround"`
 	MeanWait           *float64         `json:"mean_wait"`
 	TotalCPU           int64            `json:"total_cpu_millicores"`
 	SimulatedUntil     *float64         `json:"simulated_until"`
 	Steps              int              `json:"steps"`
 	Measured           *MeasuredSummary `json:"measured"`
+}
+
+// BoundsSummary is sim.Bounds: each lower bound in seconds, null when
+// not computed (packing_skipped says why for the packing bound).
+type BoundsSummary struct {
+	Runtime        *float64 `json:"runtime"`
+	Hold           *float64 `json:"hold"`
+	Packing        *float64 `json:"packing"`
+	PackingSkipped string   `json:"packing_skipped,omitempty"`
+	Best           string   `json:"best"`
 }
 
 // MeasuredSummary is sim.Measured in snake_case, with NaN turned to null.
@@ -59,7 +73,7 @@ func Summarize(wl *sim.Workload, results []*sim.Result) ([]Summary, error) {
 			Scheduler: r.Scheduler, Model: r.Model, Config: r.Config, Workload: r.Workload,
 			JobsTotal: r.JobsTotal, JobsCompleted: r.JobsCompleted, JobsRejected: r.JobsRejected,
 			Stalled: r.Stalled, MakespanBoundRatio: num(r.BoundRatio()),
-			MeanWait: num(r.MeanWait), TotalCPU: r.TotalCPU,
+			MeanWait: num(r.MeanWait), MaxWait: num(r.MaxWait), BestBoundRatio: num(r.BestRatio()), TotalCPU: r.TotalCPU,
 			SimulatedUntil: num(r.SimulatedUntil), Steps: r.Steps,
 		}
 		if r.Stalled {
@@ -76,6 +90,11 @@ func Summarize(wl *sim.Workload, results []*sim.Result) ([]Summary, error) {
 		}
 		if r.LowerBound > 0 {
 			s.MakespanLowerBound = num(r.LowerBound)
+		}
+		s.Bounds = BoundsSummary{Runtime: positive(r.Bounds.Runtime), Hold: positive(r.Bounds.Hold),
+			Packing: positive(r.Bounds.Packing), PackingSkipped: r.Bounds.PackingSkipped}
+		if best, name := r.Bounds.Best(); best > 0 {
+			s.BestBound, s.Bounds.Best = num(best), name
 		}
 		if m, ok := measuredFor(wl, r); ok {
 			s.Measured = &MeasuredSummary{
