@@ -293,6 +293,9 @@ func (c *Core) submitPods(g *group, pods []*Pod, submit int64) {
 	for _, p := range pods {
 		g.priority = max(g.priority, p.Priority)
 	}
+	if g.id.HasPriority {
+		g.priority = g.id.Priority
+	}
 	// A group held off after a node turned it away keeps its place in line
 	// and may not start before the hold ends: it holds the reservation, so
 	// the groups behind it cannot take what it waits for meanwhile.

@@ -108,6 +108,9 @@ func (c *Core) addMember(p *Pod, id GroupID) *group {
 	if g.id.Source == SourceRecord && id.Source != SourceRecord {
 		g.id = id // adopted after a restart; now its pods say what it is
 	}
+	// The group object's priority may change while the group waits; the
+	// next submission orders it by the newest.
+	g.id.Priority, g.id.HasPriority = id.Priority, id.HasPriority
 	if _, known := g.members[p.UID]; !known && g.state == rejected && g.early {
 		g.state, g.reason, g.early = gathering, "", false
 	}

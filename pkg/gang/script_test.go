@@ -166,6 +166,9 @@ func (s *script) exec(f []string) error {
 				id = NewGroupID("ns", name, int32(atoi(size)), source)
 			}
 		}
+		if gp, ok := args["gprio"]; ok { // the group object's own priority
+			id.Priority, id.HasPriority = int32(atoi(gp)), true
+		}
 		s.pods[f[1]] = p
 		s.groups[f[1]] = id
 		s.fw.Add(*p, id, s.now)

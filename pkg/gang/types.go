@@ -81,6 +81,11 @@ type GroupID struct {
 	Key    string
 	Size   int32
 	Source string
+	// Priority, when HasPriority, is the group's own priority (a
+	// Kubernetes PodGroup's spec.priority): it orders the group in the
+	// queue instead of the highest priority among its pods.
+	Priority    int32
+	HasPriority bool
 }
 
 // NewGroupID returns the id of a group, its Key set from the source.

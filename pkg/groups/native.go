@@ -18,6 +18,9 @@ type nativePolicy struct {
 	Basic bool
 	// MinCount: the gang's size when not Basic.
 	MinCount int64
+	// Priority is spec.priority, which the Priority admission plugin
+	// fills from spec.priorityClassName; nil when unset.
+	Priority *int32
 }
 
 // nativeVersion adapts one served version of scheduling.k8s.io PodGroups:
@@ -104,7 +107,11 @@ func (s *resolution) nativePodGroup(name string) (gang.GroupID, error) {
 	case pol.MinCount > k8sadapter.MaxGroupSize:
 		return gang.GroupID{}, s.fail(false, "PodGroup %s (%s): spec.schedulingPolicy.gang.minCount %d exceeds the maximum group size %d", key, v.gvr.Group, pol.MinCount, k8sadapter.MaxGroupSize)
 	}
-	return s.id(name, int32(pol.MinCount), gang.SourceNativePodGroup), nil
+	id := s.id(name, int32(pol.MinCount), gang.SourceNativePodGroup)
+	if pol.Priority != nil {
+		id.Priority, id.HasPriority = *pol.Priority, true
+	}
+	return id, nil
 }
 
 // errNoPolicy is the error of a PodGroup with neither policy.

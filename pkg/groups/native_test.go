@@ -94,6 +94,26 @@ func TestResolveNativePodGroup(t *testing.T) {
 	wantRetryable(t, r, testPod("f", podInGroup("later")), "PodGroup ns1/later (scheduling.k8s.io) not found")
 }
 
+// A native PodGroup's spec.priority (filled by the Priority admission
+// plugin from spec.priorityClassName) is the group's priority; without it
+// the group has none of its own.
+func TestResolveNativePodGroupPriority(t *testing.T) {
+	urgent := testNativePodGroup(t, "urgent", 2)
+	if err := unstructured.SetNestedField(urgent.Object, int64(1000), "spec", "priority"); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := fixture{crs: []runtime.Object{urgent, testNativePodGroup(t, "plain", 2)}}.resolver(t)
+	ctx := context.Background()
+	got, err := r.Resolve(ctx, testPod("a", podInGroup("urgent")))
+	if err != nil || !got.HasPriority || got.Priority != 1000 {
+		t.Errorf("urgent: got %+v, %v; want priority 1000", got, err)
+	}
+	got, err = r.Resolve(ctx, testPod("b", podInGroup("plain")))
+	if err != nil || got.HasPriority {
+		t.Errorf("plain: got %+v, %v; want no priority of its own", got, err)
+	}
+}
+
 // A native PodGroup created after its pods is found once the informer
 // sees it; a cluster that does not serve the API is never asked for it.
 func TestResolveNativePodGroupInformer(t *testing.T) {

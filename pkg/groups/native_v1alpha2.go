@@ -25,7 +25,7 @@ func policyV1alpha2(u *unstructured.Unstructured) (nativePolicy, error) {
 	sp := pg.Spec.SchedulingPolicy
 	switch {
 	case sp.Gang != nil:
-		return nativePolicy{MinCount: int64(sp.Gang.MinCount)}, nil
+		return nativePolicy{MinCount: int64(sp.Gang.MinCount), Priority: pg.Spec.Priority}, nil
 	case sp.Basic != nil:
 		return nativePolicy{Basic: true}, nil
 	}
