@@ -49,3 +49,20 @@ func (o Options) SchedulerConfig() (string, error) {
 	}
 	return string(out), nil
 }
+
+// withKubeconfig sets clientConnection.kubeconfig in a scheduler
+// configuration: kube-scheduler ignores --kubeconfig when --config is given.
+func withKubeconfig(configYAML, kubeconfig string) (string, error) {
+	var cfg map[string]any
+	if err := yaml.Unmarshal([]byte(configYAML), &cfg); err != nil {
+		return "", fmt.Errorf("scheduler configuration: %w", err)
+	}
+	cc, _ := cfg["clientConnection"].(map[string]any)
+	if cc == nil {
+		cc = map[string]any{}
+		cfg["clientConnection"] = cc
+	}
+	cc["kubeconfig"] = kubeconfig
+	out, err := yaml.Marshal(cfg)
+	return string(out), err
+}

@@ -15,6 +15,9 @@ type ReadyInfo struct {
 	// ExternalFile: the kubeconfig is outside the work directory (and is
 	// removed on exit all the same).
 	ExternalFile bool
+	// Scheduler is the scheduler's secure port (https://127.0.0.1:port);
+	// SchedulerCA its self-signed serving certificate.
+	Scheduler, SchedulerCA string
 }
 
 // printReady writes the "key: value" lines (one "node:" line per node,
@@ -36,6 +39,8 @@ func printReady(w io.Writer, r ReadyInfo) {
 		fmt.Fprintln(w, line)
 	}
 	fmt.Fprintln(w, "schedulers: default-scheduler fluence")
+	fmt.Fprintf(w, "scheduler-url: %s\n", r.Scheduler)
+	fmt.Fprintf(w, "scheduler-ca-file: %s\n", r.SchedulerCA)
 	if len(o.FeatureGates) > 0 {
 		var gates []string
 		for _, k := range sortedKeys(o.FeatureGates) {
@@ -66,8 +71,9 @@ Try it (from the repository's root):
   kubectl apply -f docs/examples/fluence-labels.yaml
   kubectl get pods -o wide --watch
   kubectl apply -f docs/examples/scheduler-plugins-podgroup.yaml && kubectl get %s
+  go run ./cmd/kubectl-fluence --scheduler-url %s --scheduler-ca-file %s groups -A
 docs/examples/README.md lists every example and what it needs.
 
 Ctrl-C (or SIGTERM) stops everything and removes %s.
-`, r.Kubeconfig, podgroups, removed)
+`, r.Kubeconfig, podgroups, r.Scheduler, r.SchedulerCA, removed)
 }

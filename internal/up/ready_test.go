@@ -26,7 +26,8 @@ func TestPrintReadyGolden(t *testing.T) {
 				kubeconfig, opts.FeatureGates = "/home/me/fluence.kubeconfig", nil
 			}
 			var b bytes.Buffer
-			printReady(&b, ReadyInfo{APIServer: "https://127.0.0.1:40001", Kubeconfig: kubeconfig, WorkDir: "/tmp/fluence-up-1", Options: opts, ExternalFile: tc.external})
+			printReady(&b, ReadyInfo{APIServer: "https://127.0.0.1:40001", Kubeconfig: kubeconfig, WorkDir: "/tmp/fluence-up-1", Options: opts, ExternalFile: tc.external,
+				Scheduler: "https://127.0.0.1:40002", SchedulerCA: "/tmp/fluence-up-1/scheduler-pki/kube-scheduler.crt"})
 			path := filepath.Join("testdata", tc.golden)
 			if *update {
 				if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {

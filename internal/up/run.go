@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
-
 	"github.com/fluence-sched/fluence/deploy"
 	"github.com/fluence-sched/fluence/pkg/localcluster"
 	"github.com/fluence-sched/fluence/pkg/plugin"
@@ -86,16 +84,19 @@ func Run(ctx context.Context, o Options, out io.Writer) (err error) {
 	if err := InstallCRD(clusterCtx, c.Config, deploy.PodGroupCRD); err != nil {
 		return startError(ctx, fmt.Errorf("the scheduler-plugins PodGroup CRD: %w", err))
 	}
-	if _, err := c.StartScheduler(clusterCtx, localcluster.SchedulerOptions{
-		Name:       "kube-scheduler",
-		ConfigYAML: config,
-		Registry:   frameworkruntime.Registry{plugin.Name: plugin.New, plugin.QueueSortName: plugin.NewQueueSort},
-	}); err != nil {
-		return startError(ctx, err)
-	}
 	if kubeconfig, err = c.WriteKubeconfig(kubeconfig, c.Kubeconfig("")); err != nil {
 		return err
 	}
+	schedCtx, schedCancel := context.WithCancel(clusterCtx)
+	sched, err := startScheduler(schedCtx, dir, config, kubeconfig)
+	if err != nil {
+		schedCancel()
+		return startError(ctx, err)
+	}
+	defer func() { // before the control plane stops
+		schedCancel()
+		<-sched.stopped // its error, when asked to stop, says only that
+	}()
 	if !abortStart() {
 		return startError(ctx, context.Canceled)
 	}
@@ -106,6 +107,8 @@ func Run(ctx context.Context, o Options, out io.Writer) (err error) {
 		WorkDir:      dir,
 		Options:      o,
 		ExternalFile: !within(kubeconfig, dir),
+		Scheduler:    sched.URL,
+		SchedulerCA:  sched.CAFile,
 	})
 
 	select {
@@ -117,6 +120,8 @@ func Run(ctx context.Context, o Options, out io.Writer) (err error) {
 			err = errors.New("it stopped")
 		}
 		return fmt.Errorf("the API server: %w", err)
+	case <-sched.stopped:
+		return fmt.Errorf("kube-scheduler stopped: %w", sched.err)
 	}
 }
 

@@ -94,6 +94,9 @@ func startAPIServer(ctx context.Context, dir, etcdURL, prefix string, disabledAd
 	if err := configureFrontProxy(s, pki); err != nil {
 		return nil, err
 	}
+	if err := configureClientCA(s, pki); err != nil {
+		return nil, err
+	}
 	// As Kubernetes' own integration tests: the endpoints of the
 	// "kubernetes" Service would be 127.0.0.1, which Endpoints refuse, and
 	// the reconciler would log that error every 10 s.

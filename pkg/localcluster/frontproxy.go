@@ -91,6 +91,39 @@ func configureFrontProxy(s *options.ServerRunOptions, pki string) error {
 	return nil
 }
 
+// configureClientCA makes the API server accept client certificates
+// signed by a CA of its own. The CA is also published in the
+// extension-apiserver-authentication ConfigMap, where servers with
+// delegated authentication (kube-scheduler's secure port) expect one and
+// log an error for every request without it. Nothing here signs client
+// certificates with it yet; the key is not kept.
+func configureClientCA(s *options.ServerRunOptions, pki string) error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "fluence-local-client-ca"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(10 * 365 * 24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		return err
+	}
+	file := filepath.Join(pki, "client-ca.crt")
+	if err := writePEM(file, "CERTIFICATE", der); err != nil {
+		return err
+	}
+	s.Authentication.ClientCert.ClientCA = file
+	return nil
+}
+
 func writePEM(path, typ string, der []byte) error {
 	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600)
 }

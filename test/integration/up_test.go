@@ -188,6 +188,17 @@ func runUp(t *testing.T, bin string, gates bool, args ...string) {
 	if gates {
 		checkJobPodGroup(t, c, "indexed")
 	}
+	// kubectl fluence reaches the scheduler's secure port with the printed
+	// kubeconfig and certificate: delegated authentication through the
+	// local API server, the serving certificate verified.
+	out, err := c.kubectlFluenceErr(ready["kubeconfig"], "--scheduler-url", ready["scheduler-url"],
+		"--scheduler-ca-file", ready["scheduler-ca-file"], "groups", "-n", metav1.NamespaceDefault)
+	if err != nil {
+		t.Errorf("kubectl fluence groups against fluence up: %v\n%s", err, out)
+	} else {
+		requireLine(t, "kubectl fluence groups against fluence up", out, "^huge +rejected +3 ")
+		requireLine(t, "kubectl fluence groups against fluence up", out, "^lammps +placed +4 +4 +4 +4 ")
+	}
 	stopUp(t, proc, ready)
 }
 
