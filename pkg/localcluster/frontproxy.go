@@ -28,28 +28,12 @@ const frontProxyUser = "front-proxy-client"
 // the aggregation layer would forward requests without the caller's
 // identity.
 func configureFrontProxy(s *options.ServerRunOptions, pki string) error {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caCert, caKey, err := newCA("fluence-local-front-proxy-ca")
 	if err != nil {
 		return err
 	}
+	caDER := caCert.Raw
 	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "fluence-local-front-proxy-ca"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(10 * 365 * 24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, caKey.Public(), caKey)
-	if err != nil {
-		return err
-	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return err
-	}
 	clientKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return err
@@ -98,14 +82,29 @@ func configureFrontProxy(s *options.ServerRunOptions, pki string) error {
 // log an error for every request without it. Nothing here signs client
 // certificates with it yet; the key is not kept.
 func configureClientCA(s *options.ServerRunOptions, pki string) error {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, _, err := newCA("fluence-local-client-ca")
 	if err != nil {
 		return err
+	}
+	der := ca.Raw
+	file := filepath.Join(pki, "client-ca.crt")
+	if err := writePEM(file, "CERTIFICATE", der); err != nil {
+		return err
+	}
+	s.Authentication.ClientCert.ClientCA = file
+	return nil
+}
+
+// newCA makes a self-signed CA certificate valid for ten years.
+func newCA(commonName string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
 	}
 	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "fluence-local-client-ca"},
+		Subject:               pkix.Name{CommonName: commonName},
 		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              now.Add(10 * 365 * 24 * time.Hour),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
@@ -114,14 +113,10 @@ func configureClientCA(s *options.ServerRunOptions, pki string) error {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	file := filepath.Join(pki, "client-ca.crt")
-	if err := writePEM(file, "CERTIFICATE", der); err != nil {
-		return err
-	}
-	s.Authentication.ClientCert.ClientCA = file
-	return nil
+	cert, err := x509.ParseCertificate(der)
+	return cert, key, err
 }
 
 func writePEM(path, typ string, der []byte) error {
