@@ -150,32 +150,12 @@ func TestHelmChart(t *testing.T) {
 	c.waitServed(podGroupGVR)
 	checkCRDLookup(t, c, helm)
 
-	// Run the binary as the pod would: the service account's token, the
-	// ConfigMap's configuration, the container's arguments (only the config
-	// path and the port differ; outside a pod the secure port's delegated
-	// authentication and authorization need the kubeconfig named, as in a
-	// pod they use the in-cluster credentials).
-	sa, _, _ := unstructured.NestedString(deployment.Object, "spec", "template", "spec", "serviceAccountName")
-	c.waitForRBAC(releaseNamespace, sa)
-	kubeconfig := c.kubeconfigWithToken(c.serviceAccountToken(releaseNamespace, sa))
-	configFile := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(configFile, []byte(setClient(config, "kubeconfig", kubeconfig)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	// Run the binary as the pod would.
 	ports, err := localcluster.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, a := range args {
-		switch {
-		case strings.HasPrefix(a, "--config="):
-			args[i] = "--config=" + configFile
-		case strings.HasPrefix(a, "--secure-port="):
-			args[i] = fmt.Sprintf("--secure-port=%d", ports[0])
-		}
-	}
-	args = append(args, "--authentication-kubeconfig="+kubeconfig, "--authorization-kubeconfig="+kubeconfig)
-	proc := startProcess(t, buildFluence(t), args...)
+	proc := c.startChartScheduler(t, deployment, config, args, ports[0])
 
 	c.addNodes("node", 6, "2", "8Gi")
 	startNodeSim(c, simOptions{})
@@ -616,4 +596,32 @@ func httpsGet(t *testing.T, url, token string) (int, string) {
 		t.Fatalf("GET %s: no answer within 30 s", url)
 	}
 	return code, body
+}
+
+// startChartScheduler runs the fluence binary as the chart's Deployment
+// runs it (its arguments, the ConfigMap's configuration, its service
+// account's token), except for the configuration's path and the secure
+// port. Outside a pod the secure port's delegated authentication and
+// authorization need the kubeconfig named; in a pod they use the
+// in-cluster credentials.
+func (c *cluster) startChartScheduler(t *testing.T, deployment *unstructured.Unstructured, config string, args []string, port int) *process {
+	t.Helper()
+	sa, _, _ := unstructured.NestedString(deployment.Object, "spec", "template", "spec", "serviceAccountName")
+	c.waitForRBAC(releaseNamespace, sa)
+	kubeconfig := c.kubeconfigWithToken(c.serviceAccountToken(releaseNamespace, sa))
+	configFile := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(configFile, []byte(setClient(config, "kubeconfig", kubeconfig)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args = slices.Clone(args)
+	for i, a := range args {
+		switch {
+		case strings.HasPrefix(a, "--config="):
+			args[i] = "--config=" + configFile
+		case strings.HasPrefix(a, "--secure-port="):
+			args[i] = fmt.Sprintf("--secure-port=%d", port)
+		}
+	}
+	args = append(args, "--authentication-kubeconfig="+kubeconfig, "--authorization-kubeconfig="+kubeconfig)
+	return startProcess(t, buildFluence(t), args...)
 }

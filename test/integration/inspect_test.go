@@ -10,8 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -74,24 +72,7 @@ func TestInspect(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.apply(objs)
-	sa, _, _ := unstructured.NestedString(deployment.Object, "spec", "template", "spec", "serviceAccountName")
-	c.waitForRBAC(releaseNamespace, sa)
-
-	kubeconfig := c.kubeconfigWithToken(c.serviceAccountToken(releaseNamespace, sa))
-	configFile := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(configFile, []byte(setClient(config, "kubeconfig", kubeconfig)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for i, a := range args {
-		switch {
-		case strings.HasPrefix(a, "--config="):
-			args[i] = "--config=" + configFile
-		case strings.HasPrefix(a, "--secure-port="):
-			args[i] = fmt.Sprintf("--secure-port=%d", ports[0])
-		}
-	}
-	args = append(args, "--authentication-kubeconfig="+kubeconfig, "--authorization-kubeconfig="+kubeconfig)
-	proc := startProcess(t, buildFluence(t), args...)
+	proc := c.startChartScheduler(t, deployment, config, args, ports[0])
 	waitReady(t, c.Ctx, schedulerURL)
 	// The endpoints a controller would publish for the scheduler's pod: the
 	// aggregation layer checks them before it calls the APIService available.
