@@ -5,7 +5,6 @@ import (
 	"io"
 	"log"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 
@@ -15,32 +14,25 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/fluence-sched/fluence/internal/docsh"
 )
 
 // docShellLines returns the lines of doc's sh code blocks that start with
 // prefix, comments cut.
 func docShellLines(t *testing.T, doc, prefix string) []string {
 	t.Helper()
-	data, err := os.ReadFile(doc)
+	lines, err := docsh.Commands(doc, prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	inBlock := false
-	for _, line := range strings.Split(string(data), "\n") {
-		switch {
-		case strings.HasPrefix(line, "```sh"):
-			inBlock = true
-		case strings.HasPrefix(line, "```"):
-			inBlock = false
-		case inBlock && strings.HasPrefix(line, prefix):
-			if i := strings.Index(line, "#"); i >= 0 {
-				line = line[:i]
-			}
-			out = append(out, strings.TrimSpace(line))
+	for i, line := range lines {
+		if c := strings.Index(line, "#"); c >= 0 {
+			line = line[:c]
 		}
+		lines[i] = strings.TrimSpace(line)
 	}
-	return out
+	return lines
 }
 
 // Each `crane push` of docs/install.md, as written but for the registry (an

@@ -10,29 +10,19 @@ import (
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fluence-sched/fluence/internal/docsh"
 )
 
 // docCommands returns the lines of doc's sh code blocks that start with
 // prefix, in order.
 func docCommands(t *testing.T, doc, prefix string) []string {
 	t.Helper()
-	data, err := os.ReadFile(doc)
+	cmds, err := docsh.Commands(doc, prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	inBlock := false
-	for _, line := range strings.Split(string(data), "\n") {
-		switch {
-		case strings.HasPrefix(line, "```sh"):
-			inBlock = true
-		case strings.HasPrefix(line, "```"):
-			inBlock = false
-		case inBlock && strings.HasPrefix(line, prefix):
-			out = append(out, line)
-		}
-	}
-	return out
+	return cmds
 }
 
 // Every helm command of docs/install.md, as written, against a real API
