@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize/convex/lp"
 
 	"github.com/fluence-sched/fluence/pkg/queue"
@@ -215,18 +214,10 @@ func TestPackingCertificateIsTight(t *testing.T) {
 		if why != "" {
 			t.Fatal(why)
 		}
-		K, m := len(pb.Kinds), len(sets)
-		a := mat.NewDense(K, m+K, nil)
-		c := make([]float64, m+K)
+		K := len(pb.Kinds)
+		c, a := coverProgram(sets, K)
 		hold := make([]float64, K)
-		for j, s := range sets {
-			c[j] = 1
-			for k := range K {
-				a.Set(k, j, float64(s[k]))
-			}
-		}
 		for k := range K {
-			a.Set(k, m+k, -1)
 			hold[k] = pb.Kinds[k].Hold
 		}
 		primal, _, err := lp.Simplex(c, a, hold, 1e-10, nil)

@@ -32,20 +32,7 @@ func certifiedCover(sets [][]int, hold []float64) ([]float64, float64, error) {
 			return nil, 0, errors.New("a kind of group is in no set")
 		}
 	}
-	// Standard form: columns x_0..x_{m-1}, then the surplus s_k, with
-	// sum_j a_jk x_j - s_k = hold_k.
-	n := m + K
-	a := mat.NewDense(K, n, nil)
-	c := make([]float64, n)
-	for j, s := range sets {
-		c[j] = 1
-		for k := range K {
-			a.Set(k, j, float64(s[k]))
-		}
-	}
-	for k := range K {
-		a.Set(k, m+k, -1)
-	}
+	c, a := coverProgram(sets, K)
 	_, x, err := lp.Simplex(c, a, hold, 1e-10, nil)
 	if err != nil {
 		return nil, 0, err
@@ -134,4 +121,23 @@ func optimalBasis(a *mat.Dense, x []float64, K int) []int {
 		return nil
 	}
 	return basis
+}
+
+// coverProgram is the covering program in gonum's standard form (minimise
+// c·x subject to a x = hold, x >= 0): columns x_0..x_{m-1} for the sets,
+// then a surplus s_k per kind, with sum_j sets[j][k] x_j - s_k = hold_k.
+func coverProgram(sets [][]int, K int) ([]float64, *mat.Dense) {
+	m := len(sets)
+	a := mat.NewDense(K, m+K, nil)
+	c := make([]float64, m+K)
+	for j, s := range sets {
+		c[j] = 1
+		for k := range K {
+			a.Set(k, j, float64(s[k]))
+		}
+	}
+	for k := range K {
+		a.Set(k, m+k, -1)
+	}
+	return c, a
 }

@@ -5,8 +5,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-
-	"github.com/fluence-sched/fluence/pkg/sim/experiments"
 )
 
 // Helpers shared by the model tests (stock_test.go, cosched_test.go,
@@ -100,23 +98,10 @@ func mSummary(r *Result) string {
 // pod release gap (TestRun10StandInDelayIsCalibrated keeps it so).
 const run10ReleaseDelay = 48.8
 
-// mShared loads one of the measured experiments (run8, run10).
+// mShared loads one of the measured experiments (run8, run10) at seed 1.
 func mShared(t *testing.T, name string) *Workload {
 	t.Helper()
-	data, err := experiments.Read(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := ParseWorkload(data, LoadOptions{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if NeedsReleaseCalibration(w) {
-		for i := range w.Groups {
-			w.Groups[i].ReleaseDelay = run10ReleaseDelay
-		}
-	}
-	return w
+	return seeded(t, name, 1)
 }
 
 func TestModelsIdentify(t *testing.T) {
