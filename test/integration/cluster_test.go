@@ -322,3 +322,32 @@ func (c *cluster) waitForPodPhase(timeout time.Duration, phase corev1.PodPhase, 
 		c.t.Fatalf("pods not %s within %v: %v", phase, timeout, last)
 	}
 }
+
+// waitPodsBound waits until at least n pods of c.NS listed with opts (and
+// kept by match, when not nil) exist and every one of them is bound. It
+// returns those seen last, with an error if the time ran out.
+func (c *cluster) waitPodsBound(timeout time.Duration, n int, opts metav1.ListOptions, match func(*corev1.Pod) bool) ([]corev1.Pod, error) {
+	var pods []corev1.Pod
+	err := wait.PollUntilContextTimeout(c.Ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		list, err := c.Client.CoreV1().Pods(c.NS).List(ctx, opts)
+		if err != nil {
+			return false, nil
+		}
+		pods = pods[:0]
+		for i := range list.Items {
+			if match == nil || match(&list.Items[i]) {
+				pods = append(pods, list.Items[i])
+			}
+		}
+		if len(pods) < n {
+			return false, nil
+		}
+		for _, p := range pods {
+			if p.Spec.NodeName == "" {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	return pods, err
+}

@@ -334,27 +334,8 @@ func applyObjects(c *cluster, objs []*unstructured.Unstructured) []error {
 // all of it is reserved.
 func checkBoundWhole(t *testing.T, c *cluster, file string, g exampleGroup, key string) {
 	t.Helper()
-	var pods []corev1.Pod
-	err := wait.PollUntilContextTimeout(c.Ctx, 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
-		list, err := c.Client.CoreV1().Pods(c.NS).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, nil
-		}
-		pods = pods[:0]
-		for _, p := range list.Items {
-			if strings.HasPrefix(p.Name, g.prefix) {
-				pods = append(pods, p)
-			}
-		}
-		if len(pods) < g.size {
-			return false, nil
-		}
-		for _, p := range pods {
-			if p.Spec.NodeName == "" {
-				return false, nil
-			}
-		}
-		return true, nil
+	pods, err := c.waitPodsBound(90*time.Second, g.size, metav1.ListOptions{}, func(p *corev1.Pod) bool {
+		return strings.HasPrefix(p.Name, g.prefix)
 	})
 	if err != nil {
 		var seen []string

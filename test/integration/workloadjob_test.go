@@ -80,24 +80,8 @@ func TestWorkloadWithJob(t *testing.T) {
 	}
 
 	// Its four pods name it, and one allocation of that group holds them.
-	var pods []corev1.Pod
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		list, err := c.Client.CoreV1().Pods(c.NS).List(ctx, metav1.ListOptions{LabelSelector: "job-name=" + job.Name})
-		if err != nil {
-			return false, nil
-		}
-		pods = list.Items
-		if len(pods) != 4 {
-			return false, nil
-		}
-		for _, p := range pods {
-			if p.Spec.NodeName == "" {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
-	if err != nil {
+	pods, err := c.waitPodsBound(time.Minute, 4, metav1.ListOptions{LabelSelector: "job-name=" + job.Name}, nil)
+	if err != nil || len(pods) != 4 {
 		t.Fatalf("the Job's 4 pods were not all bound: %d pods", len(pods))
 	}
 	records := map[string]int{}
