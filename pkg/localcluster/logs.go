@@ -29,19 +29,14 @@ var harmlessErrors = []string{
 // terminal running a local cluster shows what needs attention, not the
 // thousands of lines a control plane logs while it starts.
 func QuietLogs(w io.Writer) {
-	var fs flag.FlagSet
-	klog.InitFlags(&fs) // a private flag set bound to klog's global state
-	_ = fs.Set("logtostderr", "false")
-	_ = fs.Set("alsologtostderr", "false")
-	_ = fs.Set("stderrthreshold", "FATAL")
-	_ = fs.Set("one_output", "true")
-	klog.SetOutput(ErrorsOnly{W: w})
+	LogTo(ErrorsOnly{W: w}, 0)
 }
 
-// LogTo sends all of klog at verbosity v to w (a log file, say).
+// LogTo sends all of klog at verbosity v to w (a log file, say), and
+// nothing to the terminal.
 func LogTo(w io.Writer, v int) {
 	var fs flag.FlagSet
-	klog.InitFlags(&fs)
+	klog.InitFlags(&fs) // a private flag set bound to klog's global state
 	_ = fs.Set("logtostderr", "false")
 	_ = fs.Set("alsologtostderr", "false")
 	_ = fs.Set("stderrthreshold", "FATAL")
