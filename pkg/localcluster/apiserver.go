@@ -50,7 +50,8 @@ type apiServer struct {
 // (flags are kube-apiserver flags), with the serving certificate, the
 // service-account key and everything else it writes under dir, storage in
 // etcd under prefix, and serving on a free 127.0.0.1 port. It returns once
-// /healthz answers and the system namespaces exist.
+// /healthz answers and the system namespaces exist, or with an error (and,
+// once the server was started, the server, to be waited for).
 func startAPIServer(ctx context.Context, dir, etcdURL, prefix string, disabledAdmission, flags []string) (*apiServer, error) {
 	pki := filepath.Join(dir, "pki")
 	if err := os.MkdirAll(pki, 0o700); err != nil {
@@ -77,6 +78,12 @@ func startAPIServer(ctx context.Context, dir, etcdURL, prefix string, disabledAd
 	if err != nil {
 		return nil, err
 	}
+	running := false
+	defer func() {
+		if !running { // Run owns the listener once started
+			listener.Close()
+		}
+	}()
 	s.SecureServing.Listener = listener
 	s.SecureServing.BindPort = port
 	s.SecureServing.BindAddress = netutils.ParseIPSloppy("127.0.0.1")
@@ -118,51 +125,43 @@ func startAPIServer(ctx context.Context, dir, etcdURL, prefix string, disabledAd
 		fs.AddFlagSet(f)
 	}
 	if err := fs.Parse(flags); err != nil {
-		listener.Close()
 		return nil, fmt.Errorf("kube-apiserver flags: %w", err)
 	}
 	if fs.Changed("feature-gates") {
 		// They would reach the API server but not the schedulers and
 		// controllers in this process.
-		listener.Close()
 		return nil, fmt.Errorf("kube-apiserver flags: give feature gates as Options.FeatureGates, not --feature-gates")
 	}
 	if err := registry.Set(); err != nil {
-		listener.Close()
 		return nil, err
 	}
 
 	completed, err := s.Complete(ctx)
 	if err != nil {
-		listener.Close()
 		return nil, fmt.Errorf("kube-apiserver options: %w", err)
 	}
 	if errs := completed.Validate(); len(errs) != 0 {
-		listener.Close()
 		return nil, fmt.Errorf("kube-apiserver options: %w", utilerrors.NewAggregate(errs))
 	}
 	config, err := app.NewConfig(completed)
 	if err != nil {
-		listener.Close()
 		return nil, err
 	}
 	completedConfig, err := config.Complete()
 	if err != nil {
-		listener.Close()
 		return nil, err
 	}
 	server, err := app.CreateServerChain(completedConfig)
 	if err != nil {
-		listener.Close()
 		return nil, fmt.Errorf("kube-apiserver: %w", err)
 	}
 	prepared, err := server.PrepareRun()
 	if err != nil {
-		listener.Close()
 		return nil, fmt.Errorf("kube-apiserver: %w", err)
 	}
 
 	a := &apiServer{done: make(chan error, 1)}
+	running = true
 	go func() {
 		defer close(a.done)
 		a.done <- prepared.Run(ctx)
@@ -173,7 +172,7 @@ func startAPIServer(ctx context.Context, dir, etcdURL, prefix string, disabledAd
 	cfg := rest.CopyConfig(server.GenericAPIServer.LoopbackClientConfig)
 	caData, err := os.ReadFile(filepath.Join(pki, "apiserver.crt"))
 	if err != nil {
-		return nil, fmt.Errorf("kube-apiserver serving certificate: %w", err)
+		return a, fmt.Errorf("kube-apiserver serving certificate: %w", err)
 	}
 	cfg.TLSClientConfig = rest.TLSClientConfig{CAData: caData}
 	cfg.Host = fmt.Sprintf("https://127.0.0.1:%d", port)
@@ -181,10 +180,9 @@ func startAPIServer(ctx context.Context, dir, etcdURL, prefix string, disabledAd
 	cfg.ContentType, cfg.AcceptContentTypes = "", ""
 	a.config = cfg
 
-	if err := a.waitReady(ctx); err != nil {
-		return nil, err
-	}
-	return a, nil
+	// On error a is returned too: it runs until ctx ends, and the caller's
+	// Stop waits for it.
+	return a, a.waitReady(ctx)
 }
 
 // waitReady polls /healthz and the namespaces the API server's bootstrap
