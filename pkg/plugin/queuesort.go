@@ -3,8 +3,8 @@ package plugin
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	fwk "k8s.io/kube-scheduler/framework"
 )
 
@@ -40,7 +40,7 @@ func (QueueSort) Less(a, b fwk.QueuedPodInfo) bool { return lessPods(a, b) }
 // would); the core places a group whole whatever order its pods come in.
 func lessPods(a, b fwk.QueuedPodInfo) bool {
 	pa, pb := a.GetPodInfo().GetPod(), b.GetPodInfo().GetPod()
-	if x, y := podPriority(pa), podPriority(pb); x != y {
+	if x, y := corev1helpers.PodPriority(pa), corev1helpers.PodPriority(pb); x != y {
 		return x > y
 	}
 	if ta, tb := pa.CreationTimestamp.Time, pb.CreationTimestamp.Time; !ta.Equal(tb) {
@@ -50,11 +50,4 @@ func lessPods(a, b fwk.QueuedPodInfo) bool {
 		return pa.Namespace < pb.Namespace
 	}
 	return pa.Name < pb.Name
-}
-
-func podPriority(p *corev1.Pod) int32 {
-	if p.Spec.Priority != nil {
-		return *p.Spec.Priority
-	}
-	return 0
 }
