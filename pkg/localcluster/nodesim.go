@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
 	"k8s.io/utils/ptr"
 )
 
@@ -142,7 +143,7 @@ func (s *NodeSim) observe(pod *corev1.Pod) {
 		r.Bound = now
 		r.Node = pod.Spec.NodeName
 	}
-	if isTerminal(pod) && r.Finished.IsZero() {
+	if podutil.IsPodTerminal(pod) && r.Finished.IsZero() {
 		r.Finished = now
 	}
 	s.mu.Unlock()
@@ -328,8 +329,4 @@ func setCondition(status *corev1.PodStatus, cond corev1.PodCondition) {
 		}
 	}
 	status.Conditions = append(status.Conditions, cond)
-}
-
-func isTerminal(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	resourcehelper "k8s.io/component-helpers/resource"
+	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
 
 	"github.com/fluence-sched/fluence/pkg/plugin"
 )
@@ -269,7 +270,7 @@ func (v *invariants) podChanged(pod *corev1.Pod) {
 		uid:      pod.UID,
 		node:     pod.Spec.NodeName,
 		requests: resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}),
-		terminal: isTerminal(pod),
+		terminal: podutil.IsPodTerminal(pod),
 	}
 	if name, ok := pod.Labels[podGroupLabel]; ok {
 		p.group = pod.Namespace + "/" + name
@@ -440,8 +441,4 @@ func (v *invariants) checkNode(node string) {
 		v.overloaded[node] = true
 		v.record("%s", msg)
 	}
-}
-
-func isTerminal(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
