@@ -224,6 +224,11 @@ func (m *Matcher) PartialCancel(id int64, vertices []int32) (bool, error) {
 	}
 	nj, err := m.commit(j.ID, j.At, j.Duration, j.Reserved, keep)
 	if err != nil {
+		// The job keeps everything it held: a half-released job would
+		// leave the engine's picture wrong.
+		if err2 := m.apply(j); err2 != nil {
+			return false, fmt.Errorf("match: job %d: partial cancel failed (%v) and restoring failed: %w", id, err, err2)
+		}
 		return false, err
 	}
 	for _, sl := range j.slots {
