@@ -178,6 +178,17 @@ func TestTable(t *testing.T) {
 		if strings.HasPrefix(l, "fluence") && i+1 < len(lines) && strings.Contains(lines[i+1], "measured") {
 			t.Error("fluence has no measured outcome but got a measured row")
 		}
+		// A stalled run has no makespan: the cell after its stall counts
+		// is "-", not the time its last job completed (30 s).
+		if strings.HasPrefix(l, "stock (model)") {
+			_, rest, _ := strings.Cut(l, "9 / 6")
+			if f := strings.Fields(rest); len(f) == 0 || f[0] != "-" {
+				t.Errorf("stalled row's makespan cell is %q, want -: %s", f, l)
+			}
+		}
+		if strings.HasPrefix(l, "fluence") && !strings.Contains(l, "60.0") {
+			t.Errorf("complete run's row lacks its makespan 60.0: %s", l)
+		}
 	}
 }
 

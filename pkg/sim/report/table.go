@@ -14,7 +14,7 @@ import (
 const Legend = `Legend: "(model)" = this simulator's model of that peer scheduler, not the real scheduler; ` +
 	`"measured" rows = the outcome recorded in the real experiment; ` +
 	`best bound = the largest lower bound on any schedule's makespan (runtime, hold time, packing; docs/design/002-simulator.md); ` +
-	`makespan/best = makespan / best bound, "-" unless every job completed; ` +
+	`makespan and makespan/best = makespan / best bound, "-" unless every job completed; ` +
 	`the coscheduling model completes more run8 jobs than the real plugin, which froze at 7 (see the design note).`
 
 // Table writes a comparison table of the results, one row per scheduler
@@ -46,7 +46,12 @@ func Table(w io.Writer, wl *sim.Workload, results []*sim.Result) error {
 		}
 		makespan, turnaround := "-", "-"
 		if r.JobsCompleted > 0 {
-			makespan, turnaround = seconds(r.Makespan), seconds(r.MeanTurnaround)
+			turnaround = seconds(r.MeanTurnaround)
+		}
+		if r.JobsCompleted > 0 && !r.Stalled && r.JobsCompleted+r.JobsRejected == r.JobsTotal {
+			// A run that stopped short has no makespan: its last
+			// completion is only when it stopped moving (STALLED says).
+			makespan = seconds(r.Makespan)
 		}
 		bound, ratio := "-", "-"
 		if best, _ := r.Bounds.Best(); best > 0 {
