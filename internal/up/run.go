@@ -56,13 +56,14 @@ func Run(ctx context.Context, o Options, out io.Writer) (err error) {
 	defer cancel()
 	abortStart := context.AfterFunc(ctx, cancel)
 
-	fmt.Fprintf(out, "fluence up: starting etcd, kube-apiserver, the Job controller, the node simulator (%d nodes) and kube-scheduler with the default-scheduler and fluence profiles\n", o.Nodes)
+	fmt.Fprintf(out, "fluence up: starting etcd, kube-apiserver, the Job controller, the garbage collector, the node simulator (%d nodes) and kube-scheduler with the default-scheduler and fluence profiles\n", o.Nodes)
 	c, err := localcluster.Start(clusterCtx, localcluster.Options{
-		Dir:           dir,
-		FeatureGates:  o.FeatureGates,
-		JobController: true,
-		NodeSim:       &localcluster.NodeSimOptions{},
-		Nodes:         o.NodeSpecs(),
+		Dir:              dir,
+		FeatureGates:     o.FeatureGates,
+		JobController:    true,
+		GarbageCollector: true,
+		NodeSim:          &localcluster.NodeSimOptions{},
+		Nodes:            o.NodeSpecs(),
 	})
 	if err != nil {
 		os.RemoveAll(dir) // Start removes it too, unless it failed before making it

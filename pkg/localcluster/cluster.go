@@ -40,6 +40,10 @@ type Options struct {
 	APIServerFlags []string
 	// JobController runs the Job controller.
 	JobController bool
+	// GarbageCollector runs the garbage collector and the namespace
+	// controller: deleting an owner (a Job) deletes what it owns (its
+	// pods), and deleting a namespace deletes what is in it.
+	GarbageCollector bool
 	// NodeSim runs the node simulator with these options; nil runs none.
 	NodeSim *NodeSimOptions
 	// Nodes are created before Start returns.
@@ -128,6 +132,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	}
 	if opts.JobController {
 		if err := startJobController(ctx, c.Config, &c.workers); err != nil {
+			return nil, err
+		}
+	}
+	if opts.GarbageCollector {
+		if err := startCleanupControllers(ctx, c.Config, &c.workers); err != nil {
 			return nil, err
 		}
 	}

@@ -1,8 +1,10 @@
 // Package localcluster runs a Kubernetes control plane inside the calling
 // process, on 127.0.0.1 only: an embedded etcd, a kube-apiserver (the real
 // one, built from k8s.io/kubernetes, with the apiextensions and aggregation
-// layers, so CRDs work), optionally the Job controller, a node simulator
-// standing in for the kubelets, and kube-scheduler instances.
+// layers, so CRDs work), optionally the Job controller and the garbage
+// collector and namespace controller (so deletes cascade as on a real
+// cluster), a node simulator standing in for the kubelets, and
+// kube-scheduler instances.
 //
 // It is what `fluence up`, `fluence demo` and the integration suite run on.
 // Nothing here is a mock: clients talk HTTPS to a real API server whose
