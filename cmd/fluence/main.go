@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -24,7 +25,20 @@ func rootCmd() *cobra.Command {
 		Short:         "Gang scheduling for Kubernetes with a pure-Go Fluxion matcher",
 		SilenceUsage:  true,
 		SilenceErrors: false,
+		Args:          cobra.NoArgs,
+		// kube-scheduler's --version flag sits in pflag's global set, which
+		// cobra hands every command; only `fluence scheduler` reads it. On
+		// the root it prints the version, as users expect; elsewhere it is
+		// hidden.
+		Run: func(cmd *cobra.Command, _ []string) {
+			if f := cmd.Flags().Lookup("version"); f != nil && f.Changed {
+				fmt.Fprintln(cmd.OutOrStdout(), version)
+				return
+			}
+			_ = cmd.Help()
+		},
 	}
+	_ = pflag.CommandLine.MarkHidden("version")
 	root.AddCommand(matchCmd(), simCmd(), demoCmd(), upCmd(), benchEngineCmd(), schedulerCmd(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/cli/globalflag"
@@ -49,7 +50,14 @@ authentication and authorization as /metrics.`,
 		},
 	}
 	named := opts.Flags
-	verflag.AddFlags(named.FlagSet("global"))
+	// kube-scheduler's --version, as a flag of this command's own over
+	// verflag's value: the fluence root hides the global one, which
+	// cobra gives every command and only this one reads.
+	if v := pflag.Lookup("version"); v != nil {
+		global := named.FlagSet("global")
+		global.Var(v.Value, v.Name, v.Usage)
+		global.Lookup(v.Name).NoOptDefVal = v.NoOptDefVal
+	}
 	globalflag.AddGlobalFlags(named.FlagSet("global"), cmd.Name(), logs.SkipLoggingConfigurationFlags())
 	for _, fs := range named.FlagSets {
 		cmd.Flags().AddFlagSet(fs)
