@@ -134,7 +134,7 @@ go to --out.`,
 	fl.StringSliceVar(&f.queuePolicies, "queue-policy", []string{"easy", "fcfs", "hybrid", "conservative"}, "fluence queue policies; the first is reported as \"fluence\", others as \"fluence:<policy>\"")
 	fl.IntVar(&f.queueDepth, "queue-depth", queue.DefaultQueueDepth, "groups considered per scheduling loop")
 	fl.IntVar(&f.resDepth, "reservation-depth", queue.DefaultReservationDepth, "reservations per loop (hybrid)")
-	fl.BoolVar(&f.packing, "packing", true, "packing-aware backfill: of the groups a loop may only start now, start the set that fills the most of the cluster, not the first that fit (the scheduler's default is off)")
+	fl.BoolVar(&f.packing, "packing", true, "packing-aware backfill: of the groups a loop may only start now, start the set that fills the most of the cluster, not the first that fit (the scheduler's packing argument; on by default in both)")
 	f.seeds = seedsFlag{1}
 	fl.Var(&f.seeds, "seeds", `seeds for sampled release delays and synthetic workloads, e.g. "1-10" or "1,3,5"; each seed is a separate run, and with several a table gives mean, min and max per scheduler`)
 	fl.BoolVar(&f.perSeed, "per-seed", false, "with several seeds, also print each seed's own table")

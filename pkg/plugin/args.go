@@ -29,6 +29,11 @@ type Args struct {
 	// ReservationDepth bounds the groups holding reservations (hybrid).
 	// Default 64.
 	ReservationDepth int `json:"reservationDepth,omitempty"`
+	// Packing is packing-aware backfill: of the groups a loop may only
+	// start now, start the set that fills the most of the cluster, not
+	// the first that fit (docs/design/002-simulator.md). Default true, as
+	// in the simulator; false is plain first-fit backfill.
+	Packing *bool `json:"packing,omitempty"`
 	// RackLabel is the node label naming a node's rack; empty (default)
 	// means no rack level in the graph.
 	RackLabel string `json:"rackLabel,omitempty"`
@@ -59,6 +64,7 @@ type Config struct {
 const (
 	DefaultMatchPolicy     = "lonode"
 	DefaultQueuePolicy     = queue.Easy
+	DefaultPacking         = true
 	DefaultDefaultDuration = time.Hour
 	DefaultPermitTimeout   = 60 * time.Second
 )
@@ -91,7 +97,11 @@ func (a Args) Validate() (Config, error) {
 			Policy:           queue.Policy(a.QueuePolicy),
 			QueueDepth:       a.QueueDepth,
 			ReservationDepth: a.ReservationDepth,
+			Packing:          DefaultPacking,
 		},
+	}
+	if a.Packing != nil {
+		c.Queue.Packing = *a.Packing
 	}
 	if c.MatchPolicy == "" {
 		c.MatchPolicy = DefaultMatchPolicy

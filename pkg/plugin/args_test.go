@@ -16,7 +16,7 @@ func TestArgsDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.MatchPolicy != "lonode" || cfg.Queue.Policy != queue.Easy || cfg.Queue.QueueDepth != 32 ||
-		cfg.Queue.ReservationDepth != 64 || cfg.DefaultDuration != 3600 || cfg.PermitTimeout != time.Minute {
+		cfg.Queue.ReservationDepth != 64 || !cfg.Queue.Packing || cfg.DefaultDuration != 3600 || cfg.PermitTimeout != time.Minute {
 		t.Fatalf("defaults: %+v", cfg)
 	}
 }
@@ -46,7 +46,7 @@ func TestArgsValidation(t *testing.T) {
 }
 
 func TestDecodeArgsFromConfiguration(t *testing.T) {
-	raw := &runtime.Unknown{Raw: []byte(`{"matchPolicy":"hinode","queuePolicy":"conservative","defaultDuration":"90s","rackLabel":"rack"}`), ContentType: runtime.ContentTypeJSON}
+	raw := &runtime.Unknown{Raw: []byte(`{"matchPolicy":"hinode","queuePolicy":"conservative","packing":false,"defaultDuration":"90s","rackLabel":"rack"}`), ContentType: runtime.ContentTypeJSON}
 	a, err := DecodeArgs(raw)
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func TestDecodeArgsFromConfiguration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.MatchPolicy != "hinode" || cfg.Queue.Policy != queue.Conservative || cfg.DefaultDuration != 90 || cfg.RackLabel != "rack" {
+	if cfg.MatchPolicy != "hinode" || cfg.Queue.Policy != queue.Conservative || cfg.Queue.Packing || cfg.DefaultDuration != 90 || cfg.RackLabel != "rack" {
 		t.Fatalf("decoded: %+v", cfg)
 	}
 	if _, err := DecodeArgs(&runtime.Unknown{Raw: []byte(`{"queueDepth":"deep"}`)}); err == nil {

@@ -18,8 +18,8 @@ func BenchmarkSyntheticScale(b *testing.B) {
 	})
 }
 
-// BenchmarkSyntheticScaleFirstFit is the same without packing: the
-// scheduler's default queue.
+// BenchmarkSyntheticScaleFirstFit is the same without packing (the
+// plugin's packing: false).
 func BenchmarkSyntheticScaleFirstFit(b *testing.B) {
 	benchSynthetic(b, "", func() (Scheduler, error) {
 		return NewFluence(FluenceConfig{MatchPolicy: "lonode", Queue: queue.Config{Policy: queue.Easy}})

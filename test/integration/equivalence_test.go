@@ -10,7 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/fluence-sched/fluence/pkg/queue"
+	"github.com/fluence-sched/fluence/pkg/plugin"
 	"github.com/fluence-sched/fluence/pkg/sim"
 )
 
@@ -20,7 +20,13 @@ import (
 // starts its groups in the same order on the same nodes.
 func TestSimulatorMatchesScheduler(t *testing.T) {
 	w := sim.PoolGrowWorkload()
-	s, err := sim.NewFluence(sim.FluenceConfig{Queue: queue.Config{Policy: queue.Easy}})
+	// The simulator runs with the configuration the scheduler derives
+	// from the same plugin arguments: its defaults, easy backfill.
+	cfg, err := plugin.Args{QueuePolicy: "easy"}.Validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sim.NewFluence(sim.FluenceConfig{MatchPolicy: cfg.MatchPolicy, Queue: cfg.Queue, DefaultDuration: cfg.DefaultDuration})
 	if err != nil {
 		t.Fatal(err)
 	}
