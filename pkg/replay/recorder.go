@@ -299,6 +299,7 @@ func (r *Recorder) Result(name, config string, stalled bool, until time.Time) *s
 		Workload: r.w.Name, Scheduler: name, Config: config,
 		Timeline: append([]sim.Sample(nil), r.timeline...), JobsTotal: len(r.groups),
 		SimulatedUntil: at(until), Steps: r.events,
+		LowerBound: sim.LowerBound(r.w), Bounds: sim.BoundsOf(r.w), MaxWait: math.NaN(),
 	}
 	for _, n := range r.w.Cluster.Nodes {
 		res.TotalCPU += n.CPU
@@ -320,6 +321,9 @@ func (r *Recorder) Result(name, config string, stalled bool, until time.Time) *s
 		if j.Start >= 0 {
 			j.Wait = j.Start - j.Submit
 			wait += j.Wait
+			if startedJobs == 0 || j.Wait > res.MaxWait {
+				res.MaxWait = j.Wait
+			}
 			startedJobs++
 		}
 		if j.Completed {

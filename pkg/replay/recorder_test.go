@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/fluence-sched/fluence/pkg/sim"
 )
 
 // jobPod is pod index of group gi as the Job controller creates it, on
@@ -68,8 +70,12 @@ func TestRecorder(t *testing.T) {
 	if b.Completed || b.Submit != 0.5 || b.Start != -1 || !math.IsNaN(b.Turnaround) || b.Nodes[0] != "node0" || b.Nodes[1] != "" {
 		t.Errorf("job b: %+v", b)
 	}
-	if res.JobsCompleted != 1 || res.Makespan != 3.5 || res.MeanTurnaround != 3.5 || res.MeanWait != 1.5 || res.TotalCPU != 6000 {
+	if res.JobsCompleted != 1 || res.Makespan != 3.5 || res.MeanTurnaround != 3.5 || res.MeanWait != 1.5 || res.MaxWait != 1.5 || res.TotalCPU != 6000 {
 		t.Errorf("result: %+v", res)
+	}
+	// The bounds are the replayed workload's, as the simulator reports them.
+	if want := sim.BoundsOf(w); res.Bounds != want || res.LowerBound != want.Runtime || want.Runtime <= 0 {
+		t.Errorf("bounds %+v (runtime %v), want %+v", res.Bounds, res.LowerBound, want)
 	}
 	if !res.Stalled || res.StalledAt != 3.5 || res.PendingAtStall != 1 || res.RunningAtStall != 1 || res.JobsHoldingAtStall != 1 || res.SimulatedUntil != 10 {
 		t.Errorf("stall: at %v, %d pending, %d running, %d jobs holding, until %v", res.StalledAt, res.PendingAtStall, res.RunningAtStall, res.JobsHoldingAtStall, res.SimulatedUntil)

@@ -91,8 +91,12 @@ func (fluenceScheduler) Config() string {
 	if err != nil {
 		return "fluence scheduler, deploy/scheduler-config.yaml (" + err.Error() + ")"
 	}
-	return fmt.Sprintf("fluence scheduler, deploy/scheduler-config.yaml: match policy %s, queue policy %s, default duration %ds; Jobs grouped by owner",
-		c.MatchPolicy, c.Queue.Policy, c.DefaultDuration)
+	packing := ""
+	if c.Queue.Packing {
+		packing = ", packing-aware backfill"
+	}
+	return fmt.Sprintf("fluence scheduler, deploy/scheduler-config.yaml: match policy %s, queue policy %s%s, default duration %ds; Jobs grouped by owner",
+		c.MatchPolicy, c.Queue.Policy, packing, c.DefaultDuration)
 }
 
 func (fluenceScheduler) FeatureGates() map[string]bool { return map[string]bool{nominatedGate: false} }

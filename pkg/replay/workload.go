@@ -99,8 +99,12 @@ func Scale(r *sim.Result, factor float64) *sim.Result {
 	r.StalledAt *= factor
 	r.Makespan *= factor
 	r.LowerBound *= factor
+	r.Bounds.Runtime *= factor
+	r.Bounds.Hold *= factor
+	r.Bounds.Packing *= factor
 	r.MeanTurnaround *= factor
 	r.MeanWait *= factor
+	r.MaxWait *= factor
 	r.SimulatedUntil *= factor
 	return r
 }

@@ -100,7 +100,8 @@ func TestScale(t *testing.T) {
 			{Submit: 1.5, Start: -1, End: -1, Wait: math.NaN(), Turnaround: math.NaN()},
 		},
 		Timeline:  []sim.Sample{{T: 0.5}, {T: 4}},
-		StalledAt: 3, Makespan: 3, LowerBound: 2, MeanTurnaround: 3, MeanWait: 1, SimulatedUntil: 9,
+		StalledAt: 3, Makespan: 3, LowerBound: 2, MeanTurnaround: 3, MeanWait: 1, MaxWait: 1.5, SimulatedUntil: 9,
+		Bounds: sim.Bounds{Runtime: 2, Hold: 2.5, Packing: 2.8},
 	}
 	Scale(r, 10)
 	j := r.Jobs[0]
@@ -111,7 +112,8 @@ func TestScale(t *testing.T) {
 		t.Errorf("never-started job scaled to %+v; -1 and NaN must stay", j)
 	}
 	if r.Timeline[1].T != 40 || r.StalledAt != 30 || r.Makespan != 30 || r.LowerBound != 20 ||
-		r.MeanTurnaround != 30 || r.MeanWait != 10 || r.SimulatedUntil != 90 {
+		r.MeanTurnaround != 30 || r.MeanWait != 10 || r.MaxWait != 15 || r.SimulatedUntil != 90 ||
+		r.Bounds != (sim.Bounds{Runtime: 20, Hold: 25, Packing: 28}) {
 		t.Errorf("result scaled to %+v", r)
 	}
 }
