@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fluence-sched/fluence/pkg/jobspec"
 	"github.com/fluence-sched/fluence/pkg/resource"
@@ -111,4 +112,52 @@ func BenchmarkNewMatcher(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkBusyPodGroup is the match that dominates a long queue: a pod
+// group that does not fit now, on 1,000 nodes of 32 cores that each have
+// 3 cores left (3,000 slots of 1 core, none of 4). Each iteration matches
+// it once with the counting precheck and once walking the graph, and
+// reports both times and their ratio (walk/count), so the gain is read
+// from one run on one machine.
+func BenchmarkBusyPodGroup(b *testing.B) {
+	g, err := resource.Generate("cluster[1]->node[1000]->{cpu[1]:32000,memory[1]:131072,pods[1]:110}")
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := New(g, Options{Policy: "lonode"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if res, err := m.Match(Allocate, podSlots(1000, 29000, 1024, 3600), 1, 0); err != nil || res.Status != Allocated {
+		b.Fatal("prefill failed: ", err, res)
+	}
+	busy := podSlots(64, 4000, 2048, 600)
+	var tCount, tWalk time.Duration
+	match := func(off bool) *Result {
+		m.sc.off = off
+		start := time.Now()
+		res, err := m.Match(Allocate, busy, 2, 10)
+		d := time.Since(start)
+		if off {
+			tWalk += d
+		} else {
+			tCount += d
+		}
+		m.sc.off = false
+		if err != nil || res.Status != Busy {
+			b.Fatal("want Busy: ", err, res)
+		}
+		return res
+	}
+	for b.Loop() {
+		counted, walked := match(false), match(true)
+		if counted.Reason != walked.Reason {
+			b.Fatalf("reasons differ: %q (count) and %q (walk)", counted.Reason, walked.Reason)
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(tCount.Nanoseconds())/n, "count-ns/match")
+	b.ReportMetric(float64(tWalk.Nanoseconds())/n, "walk-ns/match")
+	b.ReportMetric(float64(tWalk)/float64(tCount), "walk/count")
 }

@@ -86,6 +86,9 @@ func (m *Matcher) apply(j *Job) error {
 		}
 		j.aggs = append(j.aggs, aggSpan{v: v, id: sid})
 	}
+	if !j.Reserved {
+		m.maxAllocAt = max(m.maxAllocAt, j.At)
+	}
 	for _, v := range j.touched {
 		m.tags[v]++
 		if m.tags[v] == 1 {

@@ -42,6 +42,9 @@ type request struct {
 	missing    []string
 	constraint *jobspec.Constraint
 	duration   int64
+	// count is what one slot takes per pool when the counting precheck
+	// can judge the request (slotcount.go), else nil.
+	count []poolNeed
 }
 
 // compile turns a validated jobspec into a request tree for this graph.
@@ -86,6 +89,7 @@ func (m *Matcher) compile(js *jobspec.Jobspec) *request {
 			r.need[d] += q.count.Min * q.need[d]
 		}
 	}
+	r.count = m.countable(r)
 	return r
 }
 

@@ -72,6 +72,9 @@ func (s *selector) run(r *request, now, at, dur int64, sat bool) bool {
 	if !s.rootFits(root, r.need) {
 		return false
 	}
+	if s.countShort(root, r) {
+		return false
+	}
 	return s.satisfy(root, r.top, true)
 }
 
