@@ -15,8 +15,10 @@ type Multi struct {
 }
 
 // vecBuf sizes on-stack scratch vectors; more dimensions than this still
-// work but allocate per query.
-const vecBuf = 8
+// work but allocate per query. The gang core's graphs have nine (cluster,
+// zone, rack, node, cpu, memory, gpu, pods and the job count): at 8 every
+// Add and Fits on their aggregates allocated.
+const vecBuf = 16
 
 // NewMulti returns an empty multi-planner, one dimension per capacity
 // (each clamped to [0, MaxCapacity]).
