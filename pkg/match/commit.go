@@ -2,6 +2,7 @@ package match
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/fluence-sched/fluence/pkg/planner"
 	"github.com/fluence-sched/fluence/pkg/resource"
@@ -129,35 +130,65 @@ func (m *Matcher) untag(j *Job) {
 	j.touched = j.touched[:0]
 }
 
-// usage accumulates per-vertex use vectors for one job.
+// usage accumulates per-vertex use vectors for one job. The matcher keeps
+// one and reuses it: every commit used to build a map and grow a slice,
+// which was a large part of the simulator's garbage.
 type usage struct {
 	m     *Matcher
 	order []int32 // touched vertices in first-touch order
-	index map[int32]int
+	// index[v] is v's position in order while stamp[v] == epoch.
+	index []int32
+	stamp []uint32
+	epoch uint32
 	vecs  []int64
 }
 
 func (u *usage) vec(v int32) []int64 {
-	i := u.index[v]
+	i := int(u.index[v])
 	return u.vecs[i*u.m.dims : (i+1)*u.m.dims]
 }
 
 func (u *usage) at(v int32) []int64 {
-	if i, ok := u.index[v]; ok {
-		return u.vecs[i*u.m.dims : (i+1)*u.m.dims]
+	if u.stamp[v] == u.epoch {
+		return u.vec(v)
 	}
-	u.index[v] = len(u.order)
+	u.stamp[v] = u.epoch
+	u.index[v] = int32(len(u.order))
 	u.order = append(u.order, v)
-	u.vecs = append(u.vecs, make([]int64, u.m.dims)...)
+	n := len(u.vecs)
+	u.vecs = slices.Grow(u.vecs, u.m.dims)[:n+u.m.dims]
+	clear(u.vecs[n:])
 	return u.vec(v)
 }
 
+// reset empties u for the next job.
+func (u *usage) reset(m *Matcher) {
+	if u.m == nil {
+		n := m.g.Len()
+		u.m, u.index, u.stamp = m, make([]int32, n), make([]uint32, n)
+	}
+	u.order, u.vecs = u.order[:0], u.vecs[:0]
+	u.epoch++
+	if u.epoch == 0 { // wrapped
+		clear(u.stamp)
+		u.epoch = 1
+	}
+}
+
 // accumulate computes, for the claimed vertices and all their ancestors,
-// the units of each dimension the job uses in their subtrees.
+// the units of each dimension the job uses in their subtrees, in m.acc
+// (valid until the next call).
 func (m *Matcher) accumulate(j *Job) *usage {
-	u := &usage{m: m, index: make(map[int32]int, 2*len(j.claims))}
+	u := &m.acc
+	u.reset(m)
 	g := m.g
-	add := make([]int64, m.dims)
+	var buf [16]int64
+	add := buf[:0]
+	if m.dims <= len(buf) {
+		add = buf[:m.dims]
+	} else {
+		add = make([]int64, m.dims)
+	}
 	for _, cl := range j.claims {
 		clear(add)
 		vx := g.Vertex(cl.v)

@@ -71,6 +71,8 @@ type Matcher struct {
 	// (slotcount.go); maxAllocAt is the latest start of any allocation.
 	sc         slotCounter
 	maxAllocAt int64
+	// acc is commit's scratch (accumulate).
+	acc usage
 
 	sel   selector
 	stats Stats

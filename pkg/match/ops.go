@@ -1,6 +1,7 @@
 package match
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -271,20 +272,22 @@ func (m *Matcher) JobIDs() []int64 {
 // nodeUsage summarizes a job per node, in vertex order.
 func (m *Matcher) nodeUsage(j *Job) []NodeUsage {
 	g := m.g
-	byNode := map[int32]*NodeUsage{}
-	var order []int32
+	// The nodes are found through the commit scratch's stamps rather than
+	// a map: this runs for every placement.
+	u := &m.acc
+	u.reset(m)
+	var out []NodeUsage
 	get := func(v int32) *NodeUsage {
 		n := g.NodeOf(v)
 		if n == resource.None {
 			n = g.Root()
 		}
-		u, ok := byNode[n]
-		if !ok {
-			u = &NodeUsage{Vertex: n, Name: g.Vertex(n).DisplayName()}
-			byNode[n] = u
-			order = append(order, n)
+		if u.stamp[n] != u.epoch {
+			u.stamp[n] = u.epoch
+			u.index[n] = int32(len(out))
+			out = append(out, NodeUsage{Vertex: n, Name: g.Vertex(n).DisplayName()})
 		}
-		return u
+		return &out[u.index[n]]
 	}
 	count := func(u *NodeUsage, v int32, amt int64) {
 		switch g.TypeName(g.Vertex(v).Type) {
@@ -312,11 +315,7 @@ func (m *Matcher) nodeUsage(j *Job) []NodeUsage {
 			count(u, cl.v, cl.amt)
 		}
 	}
-	slices.Sort(order)
-	out := make([]NodeUsage, 0, len(order))
-	for _, n := range order {
-		out = append(out, *byNode[n])
-	}
+	slices.SortFunc(out, func(a, b NodeUsage) int { return cmp.Compare(a.Vertex, b.Vertex) })
 	return out
 }
 
