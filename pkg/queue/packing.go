@@ -80,7 +80,9 @@ func (q *Manager) decidePacked(cands []candidate, out []Decision, now int64) err
 // the first fit undone, those candidates matched alone and the best set
 // searched for.
 func (q *Manager) pack(cands []candidate, now int64) ([]Decision, error) {
-	out := make([]Decision, len(cands))
+	out := slices.Grow(q.packed[:0], len(cands))[:len(cands)]
+	clear(out)
+	q.packed = out
 	var greedy, failed []int
 	explains := make(map[int]*match.Explain)
 	var slots [][]match.SlotPlacement // of the greedy set, by position in greedy
