@@ -52,8 +52,15 @@ type slotCounter struct {
 	// now and probe cache usage at a window start, per node: one for the
 	// current time, one for reservation probes (as usedAtStart does).
 	now, probe nodeUsage
-	// off turns the precheck off (tests and benchmarks compare with it).
-	off bool
+	// index says which nodes may hold a slot now (slotindex.go).
+	index nodeIndex
+	// nodes[o] is node o's vertex; kidsLo[v], kidsHi[v] the ordinals of
+	// v's children when they are all nodes, in order (else -1).
+	nodes          []int32
+	kidsLo, kidsHi []int32
+	// off turns the precheck off, noIndex its node index (tests and
+	// benchmarks compare with them).
+	off, noIndex bool
 }
 
 // nodeUsage holds, per node ordinal, usage per pool at an instant, valid
@@ -139,6 +146,26 @@ func (m *Matcher) initSlotCounter() {
 	}
 	sc.now.init(len(nodes), sc.pools)
 	sc.probe.init(len(nodes), sc.pools)
+	sc.index.init(len(nodes), sc.pools)
+	sc.nodes = nodes
+	sc.kidsLo, sc.kidsHi = make([]int32, g.Len()), make([]int32, g.Len())
+	for v := range sc.kidsLo {
+		sc.kidsLo[v], sc.kidsHi[v] = -1, -1
+		kids := g.Children(int32(v))
+		if len(kids) == 0 {
+			continue
+		}
+		lo := sc.ord[kids[0]]
+		for i, k := range kids {
+			if lo < 0 || sc.ord[k] != lo+int32(i) {
+				lo = -1
+				break
+			}
+		}
+		if lo >= 0 {
+			sc.kidsLo[v], sc.kidsHi[v] = lo, lo+int32(len(kids))
+		}
+	}
 	sc.ok = true
 }
 
@@ -149,6 +176,7 @@ func (sc *slotCounter) forgetNode(i int32) {
 	}
 	if o := sc.ordOfInner[i]; o >= 0 {
 		sc.now.hi[o], sc.probe.hi[o] = 0, 0
+		sc.index.markDirty(o)
 	}
 }
 
@@ -215,6 +243,8 @@ type counting struct {
 	visited, down, busy int64
 	someDown            bool
 	cache               *nodeUsage
+	// index: the node index holds for this window start (countRange).
+	index bool
 }
 
 // countShort reports whether the selection of r must fail, and if so
@@ -229,6 +259,9 @@ func (s *selector) countShort(root int32, r *request) bool {
 		someDown: m.g.NodesUp() < len(m.g.ByType(s.nodeType)), cache: &m.sc.now}
 	if s.at != s.now {
 		c.cache = &m.sc.probe
+	} else if !c.someDown && !m.sc.noIndex {
+		m.prepareIndex(s.at)
+		c.index = true
 	}
 	s.countVisit(root, &c)
 	if c.found >= c.want {
@@ -250,6 +283,10 @@ func (s *selector) countVisit(v int32, c *counting) {
 	c.visited++
 	vx := m.g.Vertex(v)
 	if vx.Status == resource.Down || s.avail(v, vx) <= 0 || m.inner[v] < 0 || !s.fitsAgg(v, c.q.need) {
+		return
+	}
+	if lo := m.sc.kidsLo[v]; lo >= 0 && c.index {
+		s.countRange(lo, m.sc.kidsHi[v], c)
 		return
 	}
 	ord := m.sc.ord
