@@ -68,7 +68,7 @@ func TestSlotCountAgreesWithTheWalk(t *testing.T) {
 				compared, counted := 0, m.stats.Counted
 				randJob := func() *jobspec.Jobspec {
 					return podSlots(1+rng.Int64N(30), []int64{500, 1000, 2000, 4000}[rng.IntN(4)],
-						[]int64{0, 2, 4, 8}[rng.IntN(4)], 10+rng.Int64N(200))
+						[]int64{0, 2, 4, 8}[rng.IntN(4)], 10+rng.Int64N(1000))
 				}
 				for step := range 400 {
 					switch op := rng.IntN(10); {
@@ -79,7 +79,7 @@ func TestSlotCountAgreesWithTheWalk(t *testing.T) {
 						} else if res.OK() {
 							live = append(live, id)
 						}
-					case op < 6:
+					case op < 5:
 						id++
 						if res, err := m.Match(AllocateOrElseReserve, randJob(), id, now); err != nil {
 							t.Fatal(err)
@@ -115,7 +115,19 @@ func TestSlotCountAgreesWithTheWalk(t *testing.T) {
 							live = append(live, id)
 						}
 					}
-					now += rng.Int64N(20)
+					if step%40 == 39 {
+						// Everything up again: with a node down the count
+						// does not use its node index.
+						for v := range int32(m.g.Len()) {
+							_ = m.MarkUp(v)
+						}
+					}
+					if step%4 == 3 {
+						// Several changes at one instant, so the node
+						// index is brought up to date by its dirty list,
+						// not only rebuilt when the time moves.
+						now += rng.Int64N(20)
+					}
 					for range 6 {
 						js := randJob()
 						at := now
@@ -148,4 +160,38 @@ func nodesXOf(typ string, n, dur int64) *jobspec.Jobspec {
 func describeJS(js *jobspec.Jobspec) string {
 	r := js.Resources[0]
 	return fmt.Sprintf("slot[%d]%v dur %d", r.Count.Min, r.With, js.Duration)
+}
+
+// TestSlotIndexFollowsChangesAtOneInstant: the node index must see a node
+// freed or filled at the instant it was built for, not only when the time
+// moves on.
+func TestSlotIndexFollowsChangesAtOneInstant(t *testing.T) {
+	m := newMatcher(t, "cluster[1]->node[4]->{cpu[1]:8000,memory[1]:64,pods[1]:16}", "lonode")
+	// 500m left on each node: 2,000m in all, so the root's totals pass and
+	// the count decides; one slot of 1,000m does not fit.
+	fill := func(id int64) func() error {
+		return func() error { return allocated(m.Match(Allocate, podSlots(4, 7500, 0, 100), id, 0)) }
+	}
+	one := podSlots(1, 1000, 0, 100)
+	steps := []struct {
+		do   func() error
+		fits bool
+	}{
+		{fill(1), false},
+		{func() error { return m.Cancel(1) }, true},
+		{fill(2), false},
+		{func() error { return m.Cancel(2) }, true},
+	}
+	for i, st := range steps {
+		if err := st.do(); err != nil {
+			t.Fatal(err)
+		}
+		with, without := selectOnce(m, one, 0, 0, false), selectOnce(m, one, 0, 0, true)
+		if !st.fits && len(with.Short) == 0 {
+			t.Fatalf("step %d: the selection failed before the count: %+v", i, with)
+		}
+		if with.OK != st.fits || without.OK != st.fits {
+			t.Fatalf("step %d: fits %v with the count, %v without, want %v", i, with.OK, without.OK, st.fits)
+		}
+	}
 }
