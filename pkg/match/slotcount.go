@@ -265,6 +265,9 @@ func (s *selector) countShort(root int32, r *request) bool {
 	}
 	s.countVisit(root, &c)
 	if c.found >= c.want {
+		// The walk will succeed; where the index holds it may pass over
+		// the nodes that hold no slot, which take nothing (skipEmpty).
+		s.indexed = c.index
 		return false
 	}
 	s.ex.Visited += c.visited

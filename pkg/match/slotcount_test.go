@@ -21,8 +21,8 @@ func podSlots(n, cpu, mem, dur int64) *jobspec.Jobspec {
 	return jobspec.New(jobspec.Slot(n, "pod").With(with...)).Duration(dur).Obj()
 }
 
-// selection is what one selection decided and explained; Visited is left
-// out, as the count tests fewer vertices than the walk.
+// selection is what one selection decided and, when it failed, why;
+// Visited is left out, as the count tests fewer vertices than the walk.
 type selection struct {
 	OK                                                bool
 	Claims                                            []claim
@@ -42,6 +42,10 @@ func selectOnce(m *Matcher, js *jobspec.Jobspec, now, at int64, off bool) select
 		Short: slices.Clone(s.ex.Short), Totals: slices.Clone(s.ex.Totals), Missing: slices.Clone(s.ex.Missing)}
 	if !ok {
 		out.Claims = nil
+	} else {
+		// A successful selection reports its claims only (Match returns
+		// no explanation with a placement).
+		out = selection{OK: true, Claims: out.Claims}
 	}
 	return out
 }
