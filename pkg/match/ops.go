@@ -14,6 +14,19 @@ import (
 // reported in the Result (Busy, Unsatisfiable, Invalid); the error is for
 // misuse (a job id already in use) and internal faults.
 func (m *Matcher) Match(op Op, js *jobspec.Jobspec, id, now int64) (*Result, error) {
+	return m.match(op, js, id, now, false)
+}
+
+// Fits answers what Match(Allocate, ...) would, and commits nothing: an
+// Allocated result holds nothing (no nodes, no slots, no job to cancel).
+// A queue that only needs to know whether a group could start now (to
+// choose among several) uses it instead of a match and a cancel, which
+// would write and remove every span of the placement.
+func (m *Matcher) Fits(js *jobspec.Jobspec, id, now int64) (*Result, error) {
+	return m.match(Allocate, js, id, now, true)
+}
+
+func (m *Matcher) match(op Op, js *jobspec.Jobspec, id, now int64, dry bool) (*Result, error) {
 	if op < Allocate || op > Satisfiability {
 		return nil, fmt.Errorf("match: unknown operation %d", op)
 	}
@@ -29,6 +42,10 @@ func (m *Matcher) Match(op Op, js *jobspec.Jobspec, id, now int64) (*Result, err
 	}
 	s := &m.sel
 	if s.run(r, now, now, dur, false) {
+		if dry {
+			m.stats.VisitedTotal += s.ex.Visited
+			return &Result{Status: Allocated, JobID: id, At: now, Duration: dur}, nil
+		}
 		return m.place(id, now, dur, false)
 	}
 	m.stats.MatchFailed++
