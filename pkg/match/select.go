@@ -48,7 +48,7 @@ type selector struct {
 	// indexed: the slot count found the request fits and the node index
 	// holds for this window (slotindex.go).
 	indexed bool
-	free   []int64 // scratch for freeUnits
+	free    []int64 // scratch for freeUnits
 
 	ex Explain
 }
