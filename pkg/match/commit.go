@@ -16,7 +16,9 @@ type Job struct {
 	Reserved bool
 
 	claims    []claim
-	planSpans []planner.SpanID // parallel to claims; unused where amt == 0
+	// planSpans is parallel to claims: the span holding the claim's
+	// units, 0 where amt == 0 or an earlier claim's span holds them.
+	planSpans []planner.SpanID
 	aggs      []aggSpan
 	touched   []int32 // every vertex tagged by the job: claims and ancestors
 	slots     []SlotPlacement
@@ -42,8 +44,27 @@ func (m *Matcher) commit(id, at, dur int64, reserved bool, claims []claim) (*Job
 // apply writes the job's spans and tags.
 func (m *Matcher) apply(j *Job) error {
 	g := m.g
+	// A job claims a pool once per slot it packs there; one span holding
+	// their sum plans the same and costs one planner update, not one per
+	// slot. sum[i] is the total of the claims whose span is claim i's.
+	u := &m.acc
+	u.reset(m)
+	sum := slices.Grow(m.spanSum[:0], len(j.claims))[:len(j.claims)]
+	m.spanSum = sum
 	for i, cl := range j.claims {
+		j.planSpans[i], sum[i] = 0, 0
 		if cl.amt == 0 {
+			continue
+		}
+		if u.stamp[cl.v] == u.epoch {
+			sum[u.index[cl.v]] += cl.amt
+			continue
+		}
+		u.stamp[cl.v], u.index[cl.v] = u.epoch, int32(i)
+		sum[i] = cl.amt
+	}
+	for i, cl := range j.claims {
+		if sum[i] == 0 {
 			continue
 		}
 		p := m.plan[cl.v]
@@ -51,11 +72,12 @@ func (m *Matcher) apply(j *Job) error {
 			p = planner.New(g.Vertex(cl.v).Size)
 			m.plan[cl.v] = p
 		}
-		sid, err := p.Add(j.At, j.Duration, cl.amt)
+		sid, err := p.Add(j.At, j.Duration, sum[i])
 		if err != nil {
 			for k := 0; k < i; k++ {
-				if j.claims[k].amt > 0 {
+				if j.planSpans[k] != 0 {
 					_ = m.plan[j.claims[k].v].Remove(j.planSpans[k])
+					j.planSpans[k] = 0
 				}
 			}
 			return fmt.Errorf("match: job %d: internal error: claim on %s: %w", j.ID, g.Path(cl.v), err)
@@ -105,7 +127,7 @@ func (m *Matcher) apply(j *Job) error {
 // unapply removes everything apply wrote (spans and, when tagged, tags).
 func (m *Matcher) unapply(j *Job) {
 	for i, cl := range j.claims {
-		if cl.amt > 0 {
+		if j.planSpans[i] != 0 {
 			_ = m.plan[cl.v].Remove(j.planSpans[i])
 		}
 	}

@@ -71,8 +71,9 @@ type Matcher struct {
 	// (slotcount.go); maxAllocAt is the latest start of any allocation.
 	sc         slotCounter
 	maxAllocAt int64
-	// acc is commit's scratch (accumulate).
-	acc usage
+	// acc and spanSum are commit's scratch (apply, accumulate).
+	acc     usage
+	spanSum []int64
 
 	sel   selector
 	stats Stats
