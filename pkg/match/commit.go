@@ -15,7 +15,7 @@ type Job struct {
 	Duration int64
 	Reserved bool
 
-	claims    []claim
+	claims []claim
 	// planSpans is parallel to claims: the span holding the claim's
 	// units, 0 where amt == 0 or an earlier claim's span holds them.
 	planSpans []planner.SpanID
