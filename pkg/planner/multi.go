@@ -279,6 +279,10 @@ func (m *Multi) EarliestFit(onOrAfter, dur int64, amounts []int64) (int64, bool)
 // ends, ok=false if none (see Planner.NextChange).
 func (m *Multi) NextChange(after int64) (int64, bool) { return m.t.next(after) }
 
+// LastChange returns the largest time <= at at which a span starts or
+// ends, ok=false if none: usage is the same from it to NextChange(at).
+func (m *Multi) LastChange(at int64) (int64, bool) { return m.t.last(at) }
+
 // NumSpans returns the number of live spans.
 func (m *Multi) NumSpans() int { return m.spans.live() }
 
