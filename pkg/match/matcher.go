@@ -71,6 +71,9 @@ type Matcher struct {
 	// (slotcount.go); maxAllocAt is the latest start of any allocation.
 	sc         slotCounter
 	maxAllocAt int64
+	// probes is findReservation's bound (slotcount.go), kept for its
+	// buffers.
+	probes probeBound
 	// acc and spanSum are commit's scratch (apply, accumulate).
 	acc     usage
 	spanSum []int64

@@ -159,6 +159,15 @@ func (m *Matcher) findReservation(r *request, now, from, dur int64) (int64, bool
 	if a == nil {
 		return 0, false // nothing will ever be released: later looks like now
 	}
+	var bound *probeBound
+	if r.count != nil && !m.sc.off {
+		bound = &m.probes
+		*bound = probeBound{m: m, needs: r.count, k: bound.k, heap: bound.heap}
+	}
+	want := int64(0)
+	if bound != nil {
+		want = r.top[0].count.Min
+	}
 	t := from
 	for {
 		next, ok := a.NextChange(t)
@@ -173,6 +182,10 @@ func (m *Matcher) findReservation(r *request, now, from, dur int64) (int64, bool
 			return 0, false
 		}
 		m.stats.ReserveProbes++
+		if bound != nil && bound.slotsAt(fit) < want {
+			t = fit // too few slots whatever the selection: no need to try
+			continue
+		}
 		if m.sel.run(r, now, fit, dur, false) {
 			return fit, true
 		}

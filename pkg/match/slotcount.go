@@ -376,7 +376,10 @@ func (u *nodeUsage) at(m *Matcher, o, v int32, t int64) []int64 {
 	if u.lo[o] <= t && t < u.hi[o] {
 		return row
 	}
-	hi := int64(math.MaxInt64)
+	// The row holds from the planner's last change to its next: probes of
+	// one reservation search, and of the next search, ask about nearby
+	// times, so a row kept for the whole interval is read again.
+	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
 	if a := m.agg[m.inner[v]]; a != nil {
 		for k, d := range m.sc.poolDim {
 			row[k] = a.UsedAt(t, d)
@@ -384,9 +387,95 @@ func (u *nodeUsage) at(m *Matcher, o, v int32, t int64) []int64 {
 		if next, ok := a.NextChange(t); ok {
 			hi = next
 		}
+		if last, ok := a.LastChange(t); ok {
+			lo = last
+		}
 	} else {
 		clear(row)
 	}
-	u.lo[o], u.hi[o] = t, hi
+	u.lo[o], u.hi[o] = lo, hi
 	return row
+}
+
+// probeBound bounds, for one reservation search, the slots a request could
+// find at each probe time from above: per node, the slots its free units
+// at the probe time hold, summed. A probe below the count the request
+// needs cannot succeed and is passed over without a selection (a probe's
+// failure explains nothing, so a bound is enough). The sum is kept from
+// probe to probe: probe times only grow within a search, and only nodes
+// whose usage row stops holding (a span on them starts or ends) are read
+// again, found through a heap ordered by the end of their rows.
+type probeBound struct {
+	m     *Matcher
+	needs []poolNeed
+	k     []int64 // slots per node at the last probe
+	heap  []int32 // node ordinals, by the end of their row (probe cache hi)
+	sum   int64
+	t     int64
+	built bool
+}
+
+// slotsAt is the bound at time t (t never below the previous call's).
+func (b *probeBound) slotsAt(t int64) int64 {
+	m := b.m
+	sc := &m.sc
+	u := &sc.probe
+	if !b.built {
+		b.built, b.t = true, t
+		if cap(b.k) < len(sc.nodes) {
+			b.k = make([]int64, len(sc.nodes))
+		}
+		b.k = b.k[:len(sc.nodes)]
+		b.heap = b.heap[:0]
+		b.sum = 0
+		for o := range sc.nodes {
+			b.k[o] = b.slotsOf(int32(o), t)
+			b.sum += b.k[o]
+			b.heap = append(b.heap, int32(o))
+		}
+		for i := len(b.heap)/2 - 1; i >= 0; i-- {
+			b.down(i)
+		}
+		return b.sum
+	}
+	b.t = t
+	for len(b.heap) > 0 && u.hi[b.heap[0]] <= t {
+		o := b.heap[0]
+		k := b.slotsOf(o, t)
+		b.sum += k - b.k[o]
+		b.k[o] = k
+		b.down(0) // its row now ends later
+	}
+	return b.sum
+}
+
+// slotsOf is node o's slots by its free units at t.
+func (b *probeBound) slotsOf(o int32, t int64) int64 {
+	sc := &b.m.sc
+	used := sc.probe.at(b.m, o, sc.nodes[o], t)
+	base := int(o) * sc.pools
+	k := int64(math.MaxInt64)
+	for _, n := range b.needs {
+		k = min(k, (sc.tot[base+n.p]-used[n.p])/n.need)
+	}
+	return max(k, 0)
+}
+
+func (b *probeBound) down(i int) {
+	hi := b.m.sc.probe.hi
+	h := b.heap
+	for {
+		l, r, s := 2*i+1, 2*i+2, i
+		if l < len(h) && hi[h[l]] < hi[h[s]] {
+			s = l
+		}
+		if r < len(h) && hi[h[r]] < hi[h[s]] {
+			s = r
+		}
+		if s == i {
+			return
+		}
+		h[i], h[s] = h[s], h[i]
+		i = s
+	}
 }

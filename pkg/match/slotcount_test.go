@@ -146,6 +146,27 @@ func TestSlotCountAgreesWithTheWalk(t *testing.T) {
 						}
 						compared++
 					}
+					// The reservation search, with its probe bound and
+					// without it, finds the same time and the same nodes.
+					js := randJob()
+					r := m.compile(js)
+					var found [2]struct {
+						at     int64
+						ok     bool
+						claims []claim
+					}
+					for i, off := range []bool{false, true} {
+						m.sc.off = off
+						at, ok := m.findReservation(r, now, now, js.Duration)
+						m.sc.off = false
+						found[i].at, found[i].ok = at, ok
+						if ok {
+							found[i].claims = slices.Clone(m.sel.claims)
+						}
+					}
+					if diff := cmp.Diff(found[1], found[0], cmp.AllowUnexported(claim{}, found[0])); diff != "" {
+						t.Fatalf("step %d: reservation search for %s with the bound (+) and without (-) differ:\n%s", step, describeJS(js), diff)
+					}
 				}
 				if n := m.stats.Counted - counted; n < int64(compared)/20 {
 					t.Fatalf("the count settled %d of %d selections: the test does not exercise it", n, compared)
