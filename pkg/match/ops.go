@@ -164,29 +164,41 @@ func (m *Matcher) findReservation(r *request, now, from, dur int64) (int64, bool
 		bound = &m.probes
 		*bound = probeBound{m: m, needs: r.count, k: bound.k, heap: bound.heap}
 	}
-	want := int64(0)
-	if bound != nil {
-		want = r.top[0].count.Min
+	// skipped is the last probe the bound passed over, if no selection ran
+	// after it: a failed search leaves the last probe's explanation in the
+	// selector (ReserveFrom reports it), so that probe is selected after
+	// all.
+	skipped, skippedOK := int64(0), false
+	fail := func() (int64, bool) {
+		if skippedOK {
+			m.sel.run(r, now, skipped, dur, false)
+		}
+		return 0, false
 	}
 	t := from
 	for {
 		next, ok := a.NextChange(t)
 		if !ok {
-			return 0, false
+			return fail()
 		}
 		if Horizon-next < dur {
-			return 0, false
+			return fail()
 		}
 		fit, ok := a.EarliestFit(next, dur, r.need)
 		if !ok || Horizon-fit < dur {
-			return 0, false
+			return fail()
 		}
 		m.stats.ReserveProbes++
-		if bound != nil && bound.slotsAt(fit) < want {
-			t = fit // too few slots whatever the selection: no need to try
+		if bound != nil && bound.slotsAt(fit) < r.top[0].count.Min {
+			// Too few slots whatever the selection: no need to try.
+			t, skipped, skippedOK = fit, fit, true
 			continue
 		}
-		if m.sel.run(r, now, fit, dur, false) {
+		skippedOK = false
+		m.sel.probe = bound
+		ok = m.sel.run(r, now, fit, dur, false)
+		m.sel.probe = nil
+		if ok {
 			return fit, true
 		}
 		t = fit

@@ -46,8 +46,10 @@ type selector struct {
 	rem    []int64 // stack of remaining counts, one frame per active level
 	remTop int
 	// indexed: the slot count found the request fits and the node index
-	// holds for this window (slotindex.go).
+	// holds for this window (slotindex.go); probe, during a reservation
+	// search's selection, is its bound, which holds for the window too.
 	indexed bool
+	probe   *probeBound
 	free    []int64 // scratch for freeUnits
 
 	ex Explain

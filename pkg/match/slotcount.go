@@ -267,7 +267,7 @@ func (s *selector) countShort(root int32, r *request) bool {
 	if c.found >= c.want {
 		// The walk will succeed; where the index holds it may pass over
 		// the nodes that hold no slot, which take nothing (skipEmpty).
-		s.indexed = c.index
+		s.indexed = c.index || (s.probe != nil && s.probe.built && s.probe.t == s.at)
 		return false
 	}
 	s.ex.Visited += c.visited

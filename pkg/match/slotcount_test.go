@@ -149,11 +149,20 @@ func TestSlotCountAgreesWithTheWalk(t *testing.T) {
 					// The reservation search, with its probe bound and
 					// without it, finds the same time and the same nodes.
 					js := randJob()
+					if step%2 == 1 {
+						// One slot more than the nodes hold, though the
+						// cluster has the cores: every probe fails.
+						cpu := m.g.Vertex(m.g.ByTypeName("cpu")[0]).Size
+						js = podSlots(int64(len(nodes))*(cpu/3000)+1, 3000, 0, 10+rng.Int64N(1000))
+					}
 					r := m.compile(js)
 					var found [2]struct {
 						at     int64
 						ok     bool
 						claims []claim
+						// what a failed search leaves for ReserveFrom
+						busy, down int64
+						short      []Shortfall
 					}
 					for i, off := range []bool{false, true} {
 						m.sc.off = off
@@ -162,6 +171,9 @@ func TestSlotCountAgreesWithTheWalk(t *testing.T) {
 						found[i].at, found[i].ok = at, ok
 						if ok {
 							found[i].claims = slices.Clone(m.sel.claims)
+						} else {
+							ex := &m.sel.ex
+							found[i].busy, found[i].down, found[i].short = ex.NodesBusy, ex.NodesDown, slices.Clone(ex.Short)
 						}
 					}
 					if diff := cmp.Diff(found[1], found[0], cmp.AllowUnexported(claim{}, found[0])); diff != "" {

@@ -167,12 +167,17 @@ func (s *selector) countRange(lo, hi int32, c *counting) {
 	c.busy += int64(hi-lo) - read
 }
 
-// holdsNoSlot: the node index says node vertex v has less free than one
-// slot of the request in some pool. A walk that the count found will
+// holdsNoSlot: the node index (or a reservation search's bound) says node
+// vertex v has less free than one slot of the request in some pool. A walk that the count found will
 // succeed passes over such nodes: visiting them takes nothing, and what a
 // successful selection records of them (nodes busy) is not reported.
 func (s *selector) holdsNoSlot(v int32) bool {
 	sc := &s.m.sc
+	if s.probe != nil {
+		// A reservation probe: the bound's slots by the free units at
+		// the window start are at least what the node holds.
+		return s.probe.k[sc.ord[v]] == 0
+	}
 	base := int(sc.ord[v]) * sc.pools
 	for _, n := range s.req.count {
 		if sc.index.level[base+n.p] < levelOf(n.need) {
