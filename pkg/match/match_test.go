@@ -238,3 +238,44 @@ func TestFitsAnswersAsMatchAndHoldsNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestCompiledRequestMatchesAsTheJobspec: a compiled request gives the
+// answers its jobspec gives, an unusable jobspec stays Invalid, and a
+// request compiled for another matcher is refused.
+func TestCompiledRequestMatchesAsTheJobspec(t *testing.T) {
+	m := newMatcher(t, tiny, "lonode")
+	cases := []struct {
+		name    string
+		js      *jobspec.Jobspec
+		invalid bool
+	}{
+		{"fits", slotCores(2, 2, 100), false},
+		{"too big", slotCores(40, 2, 100), false},
+		{"invalid", jobspec.New().Obj(), true},
+		{"nil", nil, true},
+	}
+	id := int64(0)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rq := m.Compile(c.js)
+			for _, op := range []Op{Allocate, AllocateOrElseReserve, Satisfiability} {
+				id += 2
+				got, err := m.MatchRequest(op, rq, id, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := m.Match(op, c.js, id+1, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Status != want.Status || got.Reason != want.Reason || (got.Status == Invalid) != c.invalid {
+					t.Fatalf("op %d: compiled %s %q, jobspec %s %q", op, got.Status, got.Reason, want.Status, want.Reason)
+				}
+			}
+		})
+	}
+	other := newMatcher(t, tiny, "lonode")
+	if _, err := other.MatchRequest(Allocate, m.Compile(slotCores(1, 1, 10)), 1, 0); err == nil {
+		t.Fatal("a request compiled for another matcher was accepted")
+	}
+}

@@ -14,7 +14,40 @@ import (
 // reported in the Result (Busy, Unsatisfiable, Invalid); the error is for
 // misuse (a job id already in use) and internal faults.
 func (m *Matcher) Match(op Op, js *jobspec.Jobspec, id, now int64) (*Result, error) {
-	return m.match(op, js, id, now, false)
+	return m.match(op, m.Compile(js), id, now, false)
+}
+
+// Request is a jobspec checked and compiled for one matcher. A queue
+// matches a waiting group at every loop; validating and compiling its
+// jobspec each time was a sixth of what a match cost. The jobspec must
+// not change while the Request is in use.
+type Request struct {
+	m   *Matcher
+	js  *jobspec.Jobspec
+	r   *request
+	bad string // why the jobspec is unusable (Invalid), if it is
+}
+
+// Compile checks and compiles a jobspec for MatchRequest and FitsRequest.
+// An unusable jobspec gives a Request whose every match is Invalid.
+func (m *Matcher) Compile(js *jobspec.Jobspec) *Request {
+	if js == nil {
+		return &Request{m: m, bad: "no jobspec"}
+	}
+	if err := jobspec.Validate(js); err != nil {
+		return &Request{m: m, js: js, bad: err.Error()}
+	}
+	return &Request{m: m, js: js, r: m.compile(js)}
+}
+
+// MatchRequest is Match with a compiled request.
+func (m *Matcher) MatchRequest(op Op, rq *Request, id, now int64) (*Result, error) {
+	return m.match(op, rq, id, now, false)
+}
+
+// FitsRequest is Fits with a compiled request.
+func (m *Matcher) FitsRequest(rq *Request, id, now int64) (*Result, error) {
+	return m.match(Allocate, rq, id, now, true)
 }
 
 // Fits answers what Match(Allocate, ...) would, and commits nothing: an
@@ -23,14 +56,14 @@ func (m *Matcher) Match(op Op, js *jobspec.Jobspec, id, now int64) (*Result, err
 // choose among several) uses it instead of a match and a cancel, which
 // would write and remove every span of the placement.
 func (m *Matcher) Fits(js *jobspec.Jobspec, id, now int64) (*Result, error) {
-	return m.match(Allocate, js, id, now, true)
+	return m.match(Allocate, m.Compile(js), id, now, true)
 }
 
-func (m *Matcher) match(op Op, js *jobspec.Jobspec, id, now int64, dry bool) (*Result, error) {
+func (m *Matcher) match(op Op, rq *Request, id, now int64, dry bool) (*Result, error) {
 	if op < Allocate || op > Satisfiability {
 		return nil, fmt.Errorf("match: unknown operation %d", op)
 	}
-	r, dur, bad, err := m.prepare(js, id, now, op != Satisfiability)
+	r, dur, bad, err := m.prepareRequest(rq, id, now, op != Satisfiability)
 	if bad != nil || err != nil {
 		return bad, err
 	}
@@ -56,7 +89,7 @@ func (m *Matcher) match(op Op, js *jobspec.Jobspec, id, now int64, dry bool) (*R
 	}
 	if op == AllocateOrElseReserve {
 		if at, ok := m.findReservation(r, now, now, dur); ok {
-			return m.place(id, at, m.reservedDuration(js, at, dur), true)
+			return m.place(id, at, m.reservedDuration(rq.js, at, dur), true)
 		}
 	}
 	if ok, ex := m.satisfiable(r); !ok {
@@ -69,12 +102,18 @@ func (m *Matcher) match(op Op, js *jobspec.Jobspec, id, now int64, dry bool) (*R
 // unusable request, an error for misuse (a job id in use, when newJob), else
 // the compiled request and its duration (0 means until the horizon).
 func (m *Matcher) prepare(js *jobspec.Jobspec, id, now int64, newJob bool) (*request, int64, *Result, error) {
-	if js == nil {
-		return nil, 0, invalid("no jobspec"), nil
+	return m.prepareRequest(m.Compile(js), id, now, newJob)
+}
+
+// prepareRequest is prepare for a compiled request.
+func (m *Matcher) prepareRequest(rq *Request, id, now int64, newJob bool) (*request, int64, *Result, error) {
+	if rq == nil || rq.m != m {
+		return nil, 0, nil, fmt.Errorf("match: job %d: no request, or one compiled for another matcher", id)
 	}
-	if err := jobspec.Validate(js); err != nil {
-		return nil, 0, invalid(err.Error()), nil
+	if rq.bad != "" {
+		return nil, 0, invalid(rq.bad), nil
 	}
+	js := rq.js
 	if now < 0 || now >= Horizon {
 		return nil, 0, invalid(fmt.Sprintf("time %d is outside [0, %d)", now, Horizon)), nil
 	}
@@ -88,7 +127,7 @@ func (m *Matcher) prepare(js *jobspec.Jobspec, id, now int64, newJob bool) (*req
 	if _, dup := m.jobs[id]; dup && newJob {
 		return nil, 0, nil, fmt.Errorf("match: job %d already exists", id)
 	}
-	return m.compile(js), dur, nil, nil
+	return rq.r, dur, nil, nil
 }
 
 // reservedDuration keeps an unlimited job unlimited when it starts later.
