@@ -92,7 +92,7 @@ func (q *Manager) pack(cands []candidate, now int64) ([]Decision, error) {
 			out[i] = Decision{Group: c.e.g, State: Pending, Reason: c.e.reason}
 			continue
 		}
-		res, err := q.m.Match(match.Allocate, c.e.g.Jobspec, c.e.g.ID, now)
+		res, err := q.m.MatchRequest(match.Allocate, q.request(c.e), c.e.g.ID, now)
 		if err != nil {
 			return nil, err
 		}
@@ -172,7 +172,7 @@ func (q *Manager) pack(cands []candidate, now int64) ([]Decision, error) {
 		c := cands[i]
 		// Whether it fits alone: Fits answers as a match would, without
 		// writing the placement only to cancel it.
-		res, err := q.m.Fits(c.e.g.Jobspec, c.e.g.ID, now)
+		res, err := q.m.FitsRequest(q.request(c.e), c.e.g.ID, now)
 		if err != nil {
 			return nil, err
 		}
@@ -191,7 +191,7 @@ func (q *Manager) pack(cands []candidate, now int64) ([]Decision, error) {
 	taken := make(map[int]bool, len(fit))
 	start := func(i int) error {
 		c := cands[i]
-		res, err := q.m.Match(match.Allocate, c.e.g.Jobspec, c.e.g.ID, now)
+		res, err := q.m.MatchRequest(match.Allocate, q.request(c.e), c.e.g.ID, now)
 		if err != nil {
 			return err
 		}
@@ -253,9 +253,9 @@ func (q *Manager) bestFill(cands []candidate, fit []int, now int64) ([]int, erro
 		var res *match.Result
 		var err error
 		if last {
-			res, err = q.m.Fits(c.e.g.Jobspec, c.e.g.ID, now)
+			res, err = q.m.FitsRequest(q.request(c.e), c.e.g.ID, now)
 		} else {
-			res, err = q.m.Match(match.Allocate, c.e.g.Jobspec, c.e.g.ID, now)
+			res, err = q.m.MatchRequest(match.Allocate, q.request(c.e), c.e.g.ID, now)
 		}
 		if err != nil {
 			return err

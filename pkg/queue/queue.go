@@ -158,6 +158,8 @@ type entry struct {
 	// short of (shortfall.go).
 	slotShapes map[string]slotShape
 	short      shortfall
+	// req is the jobspec compiled for the matcher (request.go).
+	req *match.Request
 }
 
 // newEntry returns the queue's record of a group.
@@ -391,7 +393,7 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 			}
 			continue
 		}
-		res, err := q.m.Match(op, e.g.Jobspec, e.g.ID, now)
+		res, err := q.m.MatchRequest(op, q.request(e), e.g.ID, now)
 		if err != nil {
 			return fail(err) // the entry at pos is not kept yet: it stays
 		}
