@@ -201,7 +201,7 @@ func (m *Matcher) findReservation(r *request, now, from, dur int64) (int64, bool
 	var bound *probeBound
 	if r.count != nil && !m.sc.off {
 		bound = &m.probes
-		*bound = probeBound{m: m, needs: r.count, k: bound.k, heap: bound.heap}
+		bound.start(m, r.count)
 	}
 	// skipped is the last probe the bound passed over, if no selection ran
 	// after it: a failed search leaves the last probe's explanation in the

@@ -2,6 +2,7 @@ package match
 
 import (
 	"math"
+	"slices"
 
 	"github.com/fluence-sched/fluence/pkg/resource"
 )
@@ -68,10 +69,14 @@ type slotCounter struct {
 type nodeUsage struct {
 	lo, hi []int64
 	used   []int64
+	// ver counts a row's refreshes, so what was derived from it can tell
+	// whether it still describes the row (probeBound).
+	ver []uint32
 }
 
 func (c *nodeUsage) init(nodes, pools int) {
 	c.lo, c.hi, c.used = make([]int64, nodes), make([]int64, nodes), make([]int64, nodes*pools)
+	c.ver = make([]uint32, nodes)
 }
 
 // initSlotCounter reads the graph's shape once.
@@ -394,6 +399,7 @@ func (u *nodeUsage) at(m *Matcher, o, v int32, t int64) []int64 {
 		clear(row)
 	}
 	u.lo[o], u.hi[o] = lo, hi
+	u.ver[o]++
 	return row
 }
 
@@ -404,15 +410,30 @@ func (u *nodeUsage) at(m *Matcher, o, v int32, t int64) []int64 {
 // failure explains nothing, so a bound is enough). The sum is kept from
 // probe to probe: probe times only grow within a search, and only nodes
 // whose usage row stops holding (a span on them starts or ends) are read
-// again, found through a heap ordered by the end of their rows.
+// again, found through a heap ordered by the end of their rows. The next
+// search for the same slot shape (the queue's head group, again at the
+// next loop) starts from the same per-node counts, reading again only the
+// nodes whose rows changed.
 type probeBound struct {
 	m     *Matcher
 	needs []poolNeed
-	k     []int64 // slots per node at the last probe
-	heap  []int32 // node ordinals, by the end of their row (probe cache hi)
+	k     []int64  // slots per node at the last probe
+	kver  []uint32 // the probe row version each k was read from
+	heap  []int32  // node ordinals, by the end of their row (probe cache hi)
 	sum   int64
 	t     int64
 	built bool
+}
+
+// start prepares the bound for a search of needs, keeping the per-node
+// counts when the last search was for the same shape.
+func (b *probeBound) start(m *Matcher, needs []poolNeed) {
+	same := b.m == m && len(b.k) == len(m.sc.nodes) && slices.Equal(b.needs, needs)
+	b.m, b.built = m, false
+	if !same {
+		b.needs = append(b.needs[:0], needs...)
+		b.k, b.kver = b.k[:0], b.kver[:0]
+	}
 }
 
 // slotsAt is the bound at time t (t never below the previous call's).
@@ -422,14 +443,19 @@ func (b *probeBound) slotsAt(t int64) int64 {
 	u := &sc.probe
 	if !b.built {
 		b.built, b.t = true, t
-		if cap(b.k) < len(sc.nodes) {
-			b.k = make([]int64, len(sc.nodes))
+		if len(b.k) != len(sc.nodes) {
+			b.k = slices.Grow(b.k[:0], len(sc.nodes))[:len(sc.nodes)]
+			b.kver = slices.Grow(b.kver[:0], len(sc.nodes))[:len(sc.nodes)]
+			for o := range b.kver {
+				b.kver[o] = u.ver[o] - 1 // read every node
+			}
 		}
-		b.k = b.k[:len(sc.nodes)]
 		b.heap = b.heap[:0]
 		b.sum = 0
 		for o := range sc.nodes {
-			b.k[o] = b.slotsOf(int32(o), t)
+			if b.kver[o] != u.ver[o] || !(u.lo[o] <= t && t < u.hi[o]) {
+				b.k[o] = b.slotsOf(int32(o), t)
+			}
 			b.sum += b.k[o]
 			b.heap = append(b.heap, int32(o))
 		}
@@ -453,6 +479,7 @@ func (b *probeBound) slotsAt(t int64) int64 {
 func (b *probeBound) slotsOf(o int32, t int64) int64 {
 	sc := &b.m.sc
 	used := sc.probe.at(b.m, o, sc.nodes[o], t)
+	b.kver[o] = sc.probe.ver[o]
 	base := int(o) * sc.pools
 	k := int64(math.MaxInt64)
 	for _, n := range b.needs {
