@@ -86,8 +86,10 @@ func (m *Matcher) apply(j *Job) error {
 	}
 	// Accumulate what the job uses in each touched subtree.
 	acc := m.accumulate(j)
-	j.touched = j.touched[:0]
-	j.aggs = j.aggs[:0]
+	// Sized once: growing them vertex by vertex was much of a commit's
+	// garbage.
+	j.touched = slices.Grow(j.touched[:0], len(acc.order))
+	j.aggs = slices.Grow(j.aggs[:0], len(acc.order))
 	for _, v := range acc.order {
 		j.touched = append(j.touched, v)
 		i := m.inner[v]
