@@ -9,10 +9,10 @@ import (
 // BenchmarkSyntheticScale runs the scale case: 1,000 nodes, 10,000 groups
 // of 1-128 pods, fluence with easy backfill and packing, as `fluence sim
 // --synthetic nodes=1000,groups=10000 --schedulers fluence --queue-policy
-// easy` runs it. One iteration is one whole simulation (some 9-12 s on
-// two shared cores, the stock model 5.5 s in the same run); compare its
-// time with the stock model's in the same run (BenchmarkSyntheticScaleStock)
-// rather than with a fixed number.
+// easy` runs it. One iteration is one whole simulation (some 8-12 s on
+// two shared cores, about twice the stock model's time in the same run);
+// compare its time with the stock model's in the same run
+// (BenchmarkSyntheticScaleStock) rather than with a fixed number.
 func BenchmarkSyntheticScale(b *testing.B) {
 	benchSynthetic(b, "", func() (Scheduler, error) {
 		return NewFluence(FluenceConfig{MatchPolicy: "lonode", Queue: queue.Config{Policy: queue.Easy, Packing: true}})
