@@ -168,12 +168,28 @@ func (c *Core) explain(g *group, warning bool, reason, note string) {
 		return
 	}
 	g.lastEvent = reason + note
-	for i, p := range g.sortedMembers() {
-		if i > 0 && !warning {
-			break
+	if !warning {
+		// The first pod in member order, found without sorting them all:
+		// a waiting group of 128 pods is told of every new reservation.
+		if p := firstMember(g); p != nil {
+			c.fx.out.Events = append(c.fx.out.Events, Event{Pod: p.ref(), Warning: warning, Reason: reason, Note: note})
 		}
+		return
+	}
+	for _, p := range g.sortedMembers() {
 		c.fx.out.Events = append(c.fx.out.Events, Event{Pod: p.ref(), Warning: warning, Reason: reason, Note: note})
 	}
+}
+
+// firstMember is sortedMembers()[0] (nil for no members).
+func firstMember(g *group) *Pod {
+	var first *Pod
+	for _, p := range g.members {
+		if first == nil || p.Created < first.Created || p.Created == first.Created && p.Name < first.Name {
+			first = p
+		}
+	}
+	return first
 }
 
 // condition records a group's condition when it changed; only groups

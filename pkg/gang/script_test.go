@@ -332,7 +332,7 @@ func (s *script) print(fx Effects) {
 	}
 	for _, r := range fx.Activate {
 		if _, ok := s.fw.pods[r.UID]; ok {
-			s.fw.active[r.UID] = true
+			s.fw.activate(r.UID)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fluence-sched/fluence/pkg/jobspec"
 	"github.com/fluence-sched/fluence/pkg/resource"
@@ -111,4 +112,79 @@ func BenchmarkNewMatcher(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkBusyPodGroup is the match that dominates a long queue: a pod
+// group that does not fit now, on 1,000 nodes of 32 cores. Each iteration
+// matches it three ways: walking the graph (no precheck), counting slots
+// node by node, and counting with the node index; it reports the three
+// times and the walk's time over each count's, so the gain is read from
+// one run on one machine. Two cases: every node has 3 cores left (the
+// index reads every node: 3 cores may hold 4), and every node has 1 core
+// left (the index reads none). In both the cluster has enough cores in
+// total, so the match gets past the root's totals.
+func BenchmarkBusyPodGroup(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		fill func(m *Matcher) error
+	}{
+		{"3-cores-left-everywhere", func(m *Matcher) error {
+			return allocated(m.Match(Allocate, podSlots(1000, 29000, 1024, 3600), 1, 0))
+		}},
+		{"1-core-left-everywhere", func(m *Matcher) error {
+			return allocated(m.Match(Allocate, podSlots(1000, 31000, 1024, 3600), 1, 0))
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) { benchBusy(b, c.fill) })
+	}
+}
+
+func allocated(res *Result, err error) error {
+	if err != nil {
+		return err
+	}
+	if res.Status != Allocated {
+		return fmt.Errorf("prefill: %s", res.Reason)
+	}
+	return nil
+}
+
+func benchBusy(b *testing.B, fill func(m *Matcher) error) {
+	g, err := resource.Generate("cluster[1]->node[1000]->{cpu[1]:32000,memory[1]:131072,pods[1]:110}")
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := New(g, Options{Policy: "lonode"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := fill(m); err != nil {
+		b.Fatal(err)
+	}
+	busy := podSlots(64, 4000, 2048, 600)
+	// ways: the walk, the count without the index, the count with it.
+	var took [3]time.Duration
+	match := func(way int) *Result {
+		m.sc.off, m.sc.noIndex = way == 0, way == 1
+		start := time.Now()
+		res, err := m.Match(Allocate, busy, 100, 10)
+		took[way] += time.Since(start)
+		m.sc.off, m.sc.noIndex = false, false
+		if err != nil || res.Status != Busy {
+			b.Fatal("want Busy: ", err, res)
+		}
+		return res
+	}
+	for b.Loop() {
+		walked, counted, indexed := match(0), match(1), match(2)
+		if counted.Reason != walked.Reason || indexed.Reason != walked.Reason {
+			b.Fatalf("reasons differ: %q (walk), %q (count), %q (index)", walked.Reason, counted.Reason, indexed.Reason)
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(took[0].Nanoseconds())/n, "walk-ns/match")
+	b.ReportMetric(float64(took[1].Nanoseconds())/n, "count-ns/match")
+	b.ReportMetric(float64(took[2].Nanoseconds())/n, "index-ns/match")
+	b.ReportMetric(float64(took[0])/float64(took[1]), "walk/count")
+	b.ReportMetric(float64(took[0])/float64(took[2]), "walk/index")
 }

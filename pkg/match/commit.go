@@ -2,6 +2,7 @@ package match
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/fluence-sched/fluence/pkg/planner"
 	"github.com/fluence-sched/fluence/pkg/resource"
@@ -14,8 +15,10 @@ type Job struct {
 	Duration int64
 	Reserved bool
 
-	claims    []claim
-	planSpans []planner.SpanID // parallel to claims; unused where amt == 0
+	claims []claim
+	// planSpans is parallel to claims: the span holding the claim's
+	// units, 0 where amt == 0 or an earlier claim's span holds them.
+	planSpans []planner.SpanID
 	aggs      []aggSpan
 	touched   []int32 // every vertex tagged by the job: claims and ancestors
 	slots     []SlotPlacement
@@ -41,8 +44,27 @@ func (m *Matcher) commit(id, at, dur int64, reserved bool, claims []claim) (*Job
 // apply writes the job's spans and tags.
 func (m *Matcher) apply(j *Job) error {
 	g := m.g
+	// A job claims a pool once per slot it packs there; one span holding
+	// their sum plans the same and costs one planner update, not one per
+	// slot. sum[i] is the total of the claims whose span is claim i's.
+	u := &m.acc
+	u.reset(m)
+	sum := slices.Grow(m.spanSum[:0], len(j.claims))[:len(j.claims)]
+	m.spanSum = sum
 	for i, cl := range j.claims {
+		j.planSpans[i], sum[i] = 0, 0
 		if cl.amt == 0 {
+			continue
+		}
+		if u.stamp[cl.v] == u.epoch {
+			sum[u.index[cl.v]] += cl.amt
+			continue
+		}
+		u.stamp[cl.v], u.index[cl.v] = u.epoch, int32(i)
+		sum[i] = cl.amt
+	}
+	for i, cl := range j.claims {
+		if sum[i] == 0 {
 			continue
 		}
 		p := m.plan[cl.v]
@@ -50,11 +72,12 @@ func (m *Matcher) apply(j *Job) error {
 			p = planner.New(g.Vertex(cl.v).Size)
 			m.plan[cl.v] = p
 		}
-		sid, err := p.Add(j.At, j.Duration, cl.amt)
+		sid, err := p.Add(j.At, j.Duration, sum[i])
 		if err != nil {
 			for k := 0; k < i; k++ {
-				if j.claims[k].amt > 0 {
+				if j.planSpans[k] != 0 {
 					_ = m.plan[j.claims[k].v].Remove(j.planSpans[k])
+					j.planSpans[k] = 0
 				}
 			}
 			return fmt.Errorf("match: job %d: internal error: claim on %s: %w", j.ID, g.Path(cl.v), err)
@@ -63,8 +86,10 @@ func (m *Matcher) apply(j *Job) error {
 	}
 	// Accumulate what the job uses in each touched subtree.
 	acc := m.accumulate(j)
-	j.touched = j.touched[:0]
-	j.aggs = j.aggs[:0]
+	// Sized once: growing them vertex by vertex was much of a commit's
+	// garbage.
+	j.touched = slices.Grow(j.touched[:0], len(acc.order))
+	j.aggs = slices.Grow(j.aggs[:0], len(acc.order))
 	for _, v := range acc.order {
 		j.touched = append(j.touched, v)
 		i := m.inner[v]
@@ -86,6 +111,9 @@ func (m *Matcher) apply(j *Job) error {
 		}
 		j.aggs = append(j.aggs, aggSpan{v: v, id: sid})
 	}
+	if !j.Reserved {
+		m.maxAllocAt = max(m.maxAllocAt, j.At)
+	}
 	for _, v := range j.touched {
 		m.tags[v]++
 		if m.tags[v] == 1 {
@@ -101,7 +129,7 @@ func (m *Matcher) apply(j *Job) error {
 // unapply removes everything apply wrote (spans and, when tagged, tags).
 func (m *Matcher) unapply(j *Job) {
 	for i, cl := range j.claims {
-		if cl.amt > 0 {
+		if j.planSpans[i] != 0 {
 			_ = m.plan[cl.v].Remove(j.planSpans[i])
 		}
 	}
@@ -126,35 +154,65 @@ func (m *Matcher) untag(j *Job) {
 	j.touched = j.touched[:0]
 }
 
-// usage accumulates per-vertex use vectors for one job.
+// usage accumulates per-vertex use vectors for one job. The matcher keeps
+// one and reuses it: every commit used to build a map and grow a slice,
+// which was a large part of the simulator's garbage.
 type usage struct {
 	m     *Matcher
 	order []int32 // touched vertices in first-touch order
-	index map[int32]int
+	// index[v] is v's position in order while stamp[v] == epoch.
+	index []int32
+	stamp []uint32
+	epoch uint32
 	vecs  []int64
 }
 
 func (u *usage) vec(v int32) []int64 {
-	i := u.index[v]
+	i := int(u.index[v])
 	return u.vecs[i*u.m.dims : (i+1)*u.m.dims]
 }
 
 func (u *usage) at(v int32) []int64 {
-	if i, ok := u.index[v]; ok {
-		return u.vecs[i*u.m.dims : (i+1)*u.m.dims]
+	if u.stamp[v] == u.epoch {
+		return u.vec(v)
 	}
-	u.index[v] = len(u.order)
+	u.stamp[v] = u.epoch
+	u.index[v] = int32(len(u.order))
 	u.order = append(u.order, v)
-	u.vecs = append(u.vecs, make([]int64, u.m.dims)...)
+	n := len(u.vecs)
+	u.vecs = slices.Grow(u.vecs, u.m.dims)[:n+u.m.dims]
+	clear(u.vecs[n:])
 	return u.vec(v)
 }
 
+// reset empties u for the next job.
+func (u *usage) reset(m *Matcher) {
+	if u.m == nil {
+		n := m.g.Len()
+		u.m, u.index, u.stamp = m, make([]int32, n), make([]uint32, n)
+	}
+	u.order, u.vecs = u.order[:0], u.vecs[:0]
+	u.epoch++
+	if u.epoch == 0 { // wrapped
+		clear(u.stamp)
+		u.epoch = 1
+	}
+}
+
 // accumulate computes, for the claimed vertices and all their ancestors,
-// the units of each dimension the job uses in their subtrees.
+// the units of each dimension the job uses in their subtrees, in m.acc
+// (valid until the next call).
 func (m *Matcher) accumulate(j *Job) *usage {
-	u := &usage{m: m, index: make(map[int32]int, 2*len(j.claims))}
+	u := &m.acc
+	u.reset(m)
 	g := m.g
-	add := make([]int64, m.dims)
+	var buf [16]int64
+	add := buf[:0]
+	if m.dims <= len(buf) {
+		add = buf[:m.dims]
+	} else {
+		add = make([]int64, m.dims)
+	}
 	for _, cl := range j.claims {
 		clear(add)
 		vx := g.Vertex(cl.v)

@@ -46,6 +46,21 @@
 // state). Unsatisfiable: not possible even on the empty, all-up graph.
 // Invalid: the request itself is unusable. Every failure carries an Explain.
 //
+// # Counting before walking
+//
+// Most matches a long queue makes fail: groups that do not fit now, and
+// reservation probes at times that do not work either. For the common
+// request, N slots of per-node pools (a pod group), the matcher counts
+// the slots each node holds from a compact cache of node usage and fails
+// without walking when the sum falls short, with the explanation the walk
+// would give (slotcount.go). For the current time a per-pool index of the
+// nodes with 2^l units free lets the count, and a walk it found will
+// succeed, pass over full nodes (slotindex.go); a reservation search keeps
+// an upper bound on each probe's slots and skips probes below the count
+// it needs. TestSlotCountAgreesWithTheWalk checks both against the plain
+// walk. Fits answers an allocate without committing it; Compile checks a
+// jobspec once for a caller that matches it many times.
+//
 // Place commits a job whose pods are already on known nodes (a restart's
 // replay, pods another scheduler bound): it claims each slot inside its
 // given node, or commits nothing.

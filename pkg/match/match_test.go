@@ -1,6 +1,7 @@
 package match
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -192,5 +193,89 @@ func TestPolicyNames(t *testing.T) {
 	}
 	if _, err := LookupPolicy("fastest"); err == nil || !strings.Contains(err.Error(), "lonode") {
 		t.Errorf("unknown policy error should list the known ones: %v", err)
+	}
+}
+
+// TestFitsAnswersAsMatchAndHoldsNothing: on a partly filled graph, Fits
+// gives every request the status and reason Match(Allocate) gives it, and
+// leaves the matcher holding what it held.
+func TestFitsAnswersAsMatchAndHoldsNothing(t *testing.T) {
+	m := newMatcher(t, "cluster[1]->node[4]->{cpu[1]:8000,memory[1]:64,pods[1]:16}", "lonode")
+	if err := allocated(m.Match(Allocate, podSlots(3, 6000, 8, 100), 1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		js   *jobspec.Jobspec
+		want Status
+	}{
+		{"fits on the free node", podSlots(4, 2000, 4, 50), Allocated},
+		{"too many slots", podSlots(8, 2000, 4, 50), Busy},
+		{"more than the cluster has", podSlots(1, 9000, 4, 50), Busy},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := m.JobIDs()
+			got, err := m.Fits(c.js, 2, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(m.JobIDs(), before) {
+				t.Fatalf("Fits left jobs %v, had %v", m.JobIDs(), before)
+			}
+			want, err := m.Match(Allocate, c.js, 2, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Status != c.want || want.Status != c.want || got.Reason != want.Reason {
+				t.Fatalf("Fits: %s %q; Match: %s %q; want %s", got.Status, got.Reason, want.Status, want.Reason, c.want)
+			}
+			if want.Status == Allocated {
+				if err := m.Cancel(2); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestCompiledRequestMatchesAsTheJobspec: a compiled request gives the
+// answers its jobspec gives, an unusable jobspec stays Invalid, and a
+// request compiled for another matcher is refused.
+func TestCompiledRequestMatchesAsTheJobspec(t *testing.T) {
+	m := newMatcher(t, tiny, "lonode")
+	cases := []struct {
+		name    string
+		js      *jobspec.Jobspec
+		invalid bool
+	}{
+		{"fits", slotCores(2, 2, 100), false},
+		{"too big", slotCores(40, 2, 100), false},
+		{"invalid", jobspec.New().Obj(), true},
+		{"nil", nil, true},
+	}
+	id := int64(0)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rq := m.Compile(c.js)
+			for _, op := range []Op{Allocate, AllocateOrElseReserve, Satisfiability} {
+				id += 2
+				got, err := m.MatchRequest(op, rq, id, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := m.Match(op, c.js, id+1, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Status != want.Status || got.Reason != want.Reason || (got.Status == Invalid) != c.invalid {
+					t.Fatalf("op %d: compiled %s %q, jobspec %s %q", op, got.Status, got.Reason, want.Status, want.Reason)
+				}
+			}
+		})
+	}
+	other := newMatcher(t, tiny, "lonode")
+	if _, err := other.MatchRequest(Allocate, m.Compile(slotCores(1, 1, 10)), 1, 0); err == nil {
+		t.Fatal("a request compiled for another matcher was accepted")
 	}
 }

@@ -67,6 +67,17 @@ type Matcher struct {
 
 	perfCache map[int32][]int32 // variation policy child orders
 
+	// sc counts the slots a request would find without walking
+	// (slotcount.go); maxAllocAt is the latest start of any allocation.
+	sc         slotCounter
+	maxAllocAt int64
+	// probes is findReservation's bound (slotcount.go), kept for its
+	// buffers.
+	probes probeBound
+	// acc and spanSum are commit's scratch (apply, accumulate).
+	acc     usage
+	spanSum []int64
+
 	sel   selector
 	stats Stats
 }
@@ -81,6 +92,9 @@ type Stats struct {
 	VisitedTotal  int64
 	Reservations  int
 	ReserveProbes int64
+	// Counted counts failed selections the slot count settled without
+	// walking the graph (slotcount.go).
+	Counted int64
 }
 
 // New prepares a matcher for a finalized graph.
@@ -170,6 +184,7 @@ func New(g *resource.Graph, opts Options) (*Matcher, error) {
 	for i := int32(0); i < innerCount; i++ {
 		m.totals[int(i)*m.dims+m.jobDim] = jobsCapacity
 	}
+	m.initSlotCounter()
 	m.sel.init(m)
 	m.stats.Vertices = n
 	m.stats.Edges = n - 1
@@ -313,4 +328,5 @@ func (m *Matcher) forgetStart(i int32) {
 	for k := int(i) * m.dims; k < int(i+1)*m.dims; k++ {
 		m.nowCache.hi[k], m.probeCache.hi[k] = 0, 0
 	}
+	m.sc.forgetNode(i)
 }

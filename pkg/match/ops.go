@@ -1,6 +1,7 @@
 package match
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,10 +14,56 @@ import (
 // reported in the Result (Busy, Unsatisfiable, Invalid); the error is for
 // misuse (a job id already in use) and internal faults.
 func (m *Matcher) Match(op Op, js *jobspec.Jobspec, id, now int64) (*Result, error) {
+	return m.match(op, m.Compile(js), id, now, false)
+}
+
+// Request is a jobspec checked and compiled for one matcher. A queue
+// matches a waiting group at every loop; validating and compiling its
+// jobspec each time was a sixth of what a match cost. The jobspec must
+// not change while the Request is in use.
+type Request struct {
+	m   *Matcher
+	js  *jobspec.Jobspec
+	r   *request
+	bad string // why the jobspec is unusable (Invalid), if it is
+}
+
+// Compile checks and compiles a jobspec for MatchRequest and FitsRequest.
+// An unusable jobspec gives a Request whose every match is Invalid.
+func (m *Matcher) Compile(js *jobspec.Jobspec) *Request {
+	if js == nil {
+		return &Request{m: m, bad: "no jobspec"}
+	}
+	if err := jobspec.Validate(js); err != nil {
+		return &Request{m: m, js: js, bad: err.Error()}
+	}
+	return &Request{m: m, js: js, r: m.compile(js)}
+}
+
+// MatchRequest is Match with a compiled request.
+func (m *Matcher) MatchRequest(op Op, rq *Request, id, now int64) (*Result, error) {
+	return m.match(op, rq, id, now, false)
+}
+
+// FitsRequest is Fits with a compiled request.
+func (m *Matcher) FitsRequest(rq *Request, id, now int64) (*Result, error) {
+	return m.match(Allocate, rq, id, now, true)
+}
+
+// Fits answers what Match(Allocate, ...) would, and commits nothing: an
+// Allocated result holds nothing (no nodes, no slots, no job to cancel).
+// A queue that only needs to know whether a group could start now (to
+// choose among several) uses it instead of a match and a cancel, which
+// would write and remove every span of the placement.
+func (m *Matcher) Fits(js *jobspec.Jobspec, id, now int64) (*Result, error) {
+	return m.match(Allocate, m.Compile(js), id, now, true)
+}
+
+func (m *Matcher) match(op Op, rq *Request, id, now int64, dry bool) (*Result, error) {
 	if op < Allocate || op > Satisfiability {
 		return nil, fmt.Errorf("match: unknown operation %d", op)
 	}
-	r, dur, bad, err := m.prepare(js, id, now, op != Satisfiability)
+	r, dur, bad, err := m.prepareRequest(rq, id, now, op != Satisfiability)
 	if bad != nil || err != nil {
 		return bad, err
 	}
@@ -28,6 +75,10 @@ func (m *Matcher) Match(op Op, js *jobspec.Jobspec, id, now int64) (*Result, err
 	}
 	s := &m.sel
 	if s.run(r, now, now, dur, false) {
+		if dry {
+			m.stats.VisitedTotal += s.ex.Visited
+			return &Result{Status: Allocated, JobID: id, At: now, Duration: dur}, nil
+		}
 		return m.place(id, now, dur, false)
 	}
 	m.stats.MatchFailed++
@@ -38,7 +89,7 @@ func (m *Matcher) Match(op Op, js *jobspec.Jobspec, id, now int64) (*Result, err
 	}
 	if op == AllocateOrElseReserve {
 		if at, ok := m.findReservation(r, now, now, dur); ok {
-			return m.place(id, at, m.reservedDuration(js, at, dur), true)
+			return m.place(id, at, m.reservedDuration(rq.js, at, dur), true)
 		}
 	}
 	if ok, ex := m.satisfiable(r); !ok {
@@ -51,12 +102,18 @@ func (m *Matcher) Match(op Op, js *jobspec.Jobspec, id, now int64) (*Result, err
 // unusable request, an error for misuse (a job id in use, when newJob), else
 // the compiled request and its duration (0 means until the horizon).
 func (m *Matcher) prepare(js *jobspec.Jobspec, id, now int64, newJob bool) (*request, int64, *Result, error) {
-	if js == nil {
-		return nil, 0, invalid("no jobspec"), nil
+	return m.prepareRequest(m.Compile(js), id, now, newJob)
+}
+
+// prepareRequest is prepare for a compiled request.
+func (m *Matcher) prepareRequest(rq *Request, id, now int64, newJob bool) (*request, int64, *Result, error) {
+	if rq == nil || rq.m != m {
+		return nil, 0, nil, fmt.Errorf("match: job %d: no request, or one compiled for another matcher", id)
 	}
-	if err := jobspec.Validate(js); err != nil {
-		return nil, 0, invalid(err.Error()), nil
+	if rq.bad != "" {
+		return nil, 0, invalid(rq.bad), nil
 	}
+	js := rq.js
 	if now < 0 || now >= Horizon {
 		return nil, 0, invalid(fmt.Sprintf("time %d is outside [0, %d)", now, Horizon)), nil
 	}
@@ -70,7 +127,7 @@ func (m *Matcher) prepare(js *jobspec.Jobspec, id, now int64, newJob bool) (*req
 	if _, dup := m.jobs[id]; dup && newJob {
 		return nil, 0, nil, fmt.Errorf("match: job %d already exists", id)
 	}
-	return m.compile(js), dur, nil, nil
+	return rq.r, dur, nil, nil
 }
 
 // reservedDuration keeps an unlimited job unlimited when it starts later.
@@ -141,21 +198,46 @@ func (m *Matcher) findReservation(r *request, now, from, dur int64) (int64, bool
 	if a == nil {
 		return 0, false // nothing will ever be released: later looks like now
 	}
+	var bound *probeBound
+	if r.count != nil && !m.sc.off {
+		bound = &m.probes
+		bound.start(m, r.count)
+	}
+	// skipped is the last probe the bound passed over, if no selection ran
+	// after it: a failed search leaves the last probe's explanation in the
+	// selector (ReserveFrom reports it), so that probe is selected after
+	// all.
+	skipped, skippedOK := int64(0), false
+	fail := func() (int64, bool) {
+		if skippedOK {
+			m.sel.run(r, now, skipped, dur, false)
+		}
+		return 0, false
+	}
 	t := from
 	for {
 		next, ok := a.NextChange(t)
 		if !ok {
-			return 0, false
+			return fail()
 		}
 		if Horizon-next < dur {
-			return 0, false
+			return fail()
 		}
 		fit, ok := a.EarliestFit(next, dur, r.need)
 		if !ok || Horizon-fit < dur {
-			return 0, false
+			return fail()
 		}
 		m.stats.ReserveProbes++
-		if m.sel.run(r, now, fit, dur, false) {
+		if bound != nil && bound.slotsAt(fit) < r.top[0].count.Min {
+			// Too few slots whatever the selection: no need to try.
+			t, skipped, skippedOK = fit, fit, true
+			continue
+		}
+		skippedOK = false
+		m.sel.probe = bound
+		ok = m.sel.run(r, now, fit, dur, false)
+		m.sel.probe = nil
+		if ok {
 			return fit, true
 		}
 		t = fit
@@ -276,20 +358,39 @@ func (m *Matcher) JobIDs() []int64 {
 // nodeUsage summarizes a job per node, in vertex order.
 func (m *Matcher) nodeUsage(j *Job) []NodeUsage {
 	g := m.g
-	byNode := map[int32]*NodeUsage{}
-	var order []int32
+	// The nodes are found through the commit scratch's stamps rather than
+	// a map: this runs for every placement.
+	u := &m.acc
+	u.reset(m)
+	// Size the result first: growing it claim by claim was most of the
+	// garbage a placement made.
+	distinct := 0
+	for _, cl := range j.claims {
+		n := g.NodeOf(cl.v)
+		if n == resource.None {
+			n = g.Root()
+		}
+		if u.stamp[n] != u.epoch {
+			u.stamp[n] = u.epoch
+			distinct++
+		}
+	}
+	u.reset(m)
+	var out []NodeUsage
+	if distinct > 0 {
+		out = make([]NodeUsage, 0, distinct)
+	}
 	get := func(v int32) *NodeUsage {
 		n := g.NodeOf(v)
 		if n == resource.None {
 			n = g.Root()
 		}
-		u, ok := byNode[n]
-		if !ok {
-			u = &NodeUsage{Vertex: n, Name: g.Vertex(n).DisplayName()}
-			byNode[n] = u
-			order = append(order, n)
+		if u.stamp[n] != u.epoch {
+			u.stamp[n] = u.epoch
+			u.index[n] = int32(len(out))
+			out = append(out, NodeUsage{Vertex: n, Name: g.Vertex(n).DisplayName()})
 		}
-		return u
+		return &out[u.index[n]]
 	}
 	count := func(u *NodeUsage, v int32, amt int64) {
 		switch g.TypeName(g.Vertex(v).Type) {
@@ -317,11 +418,7 @@ func (m *Matcher) nodeUsage(j *Job) []NodeUsage {
 			count(u, cl.v, cl.amt)
 		}
 	}
-	slices.Sort(order)
-	out := make([]NodeUsage, 0, len(order))
-	for _, n := range order {
-		out = append(out, *byNode[n])
-	}
+	slices.SortFunc(out, func(a, b NodeUsage) int { return cmp.Compare(a.Vertex, b.Vertex) })
 	return out
 }
 

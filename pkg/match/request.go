@@ -32,6 +32,9 @@ type req struct {
 	// need[d] is the minimum number of units of tracked dimension d one unit
 	// of this request consumes in its subtree; it drives aggregate pruning.
 	need []int64
+	// desc caches describe: reservation probes fail one request many
+	// times, and each failure names it.
+	desc string
 }
 
 // request is a compiled jobspec.
@@ -42,6 +45,9 @@ type request struct {
 	missing    []string
 	constraint *jobspec.Constraint
 	duration   int64
+	// count is what one slot takes per pool when the counting precheck
+	// can judge the request (slotcount.go), else nil.
+	count []poolNeed
 }
 
 // compile turns a validated jobspec into a request tree for this graph.
@@ -86,6 +92,7 @@ func (m *Matcher) compile(js *jobspec.Jobspec) *request {
 			r.need[d] += q.count.Min * q.need[d]
 		}
 	}
+	r.count = m.countable(r)
 	return r
 }
 
@@ -100,6 +107,9 @@ func (q *req) describe() string {
 	if !q.slot || len(q.with) == 0 {
 		return q.name
 	}
+	if q.desc != "" {
+		return q.desc
+	}
 	var b strings.Builder
 	b.WriteString("slot{")
 	for i, w := range q.with {
@@ -109,5 +119,6 @@ func (q *req) describe() string {
 		fmt.Fprintf(&b, "%s:%d%s", w.name, w.count.Min, w.unit)
 	}
 	b.WriteByte('}')
-	return b.String()
+	q.desc = b.String()
+	return q.desc
 }

@@ -45,7 +45,12 @@ type selector struct {
 
 	rem    []int64 // stack of remaining counts, one frame per active level
 	remTop int
-	free   []int64 // scratch for freeUnits
+	// indexed: the slot count found the request fits and the node index
+	// holds for this window (slotindex.go); probe, during a reservation
+	// search's selection, is its bound, which holds for the window too.
+	indexed bool
+	probe   *probeBound
+	free    []int64 // scratch for freeUnits
 
 	ex Explain
 }
@@ -72,12 +77,16 @@ func (s *selector) run(r *request, now, at, dur int64, sat bool) bool {
 	if !s.rootFits(root, r.need) {
 		return false
 	}
+	if s.countShort(root, r) {
+		return false
+	}
 	return s.satisfy(root, r.top, true)
 }
 
 // begin resets the selector for one selection.
 func (s *selector) begin(r *request, now, at, dur int64, sat, replay bool) {
 	s.req, s.now, s.at, s.dur, s.sat, s.replay = r, now, at, dur, sat, replay
+	s.indexed = false
 	s.claims = s.claims[:0]
 	s.slots = s.slots[:0]
 	s.ex.reset()
@@ -248,8 +257,12 @@ func (s *selector) fill(u int32, level []*req, rem []int64, top bool) {
 			return
 		}
 	}
+	skip := s.indexed && s.m.sc.kidsLo[u] >= 0
 	it := s.m.iterChildren(u)
 	for c, ok := it.next(); ok; c, ok = it.next() {
+		if skip && s.holdsNoSlot(c) {
+			continue
+		}
 		s.visit(c, level, rem)
 		if done(rem) {
 			return

@@ -254,6 +254,22 @@ func (c *mcursor) descend(n int32, dim int, cur, limits []int64) int64 {
 	}
 }
 
+// last returns the largest key <= at.
+func (t *mtree) last(at int64) (int64, bool) {
+	var best int64
+	ok := false
+	for n := t.root; n != 0; {
+		nd := &t.nodes[n]
+		if nd.key <= at {
+			best, ok = nd.key, true
+			n = nd.right
+		} else {
+			n = nd.left
+		}
+	}
+	return best, ok
+}
+
 func (t *mtree) next(after int64) (int64, bool) {
 	var best int64
 	ok := false

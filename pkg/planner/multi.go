@@ -7,25 +7,64 @@ import "fmt"
 // planners, one tree holds a vector per time point, so a multi-span costs
 // two points rather than two per dimension and every query is one walk.
 // A Multi is not safe for concurrent mutation; concurrent reads are safe.
+//
+// Dimensions of capacity 0 can hold nothing, so the tree leaves them out:
+// a resource graph's aggregates track every vertex type, and most
+// subtrees have none of several (a node has no zone below it, a CPU node
+// no GPU), which made every update and walk carry those zeros.
 type Multi struct {
-	caps  []int64
+	caps []int64
+	// live lists the dimensions of capacity above 0 (the tree's, in
+	// order); pos[d] is d's index in live, -1 for the others. When every
+	// capacity is 0 the first dimension is kept, so the tree has one.
+	live  []int
+	pos   []int
 	t     mtree
 	spans spanTable[struct{}]
-	amts  []int64 // amounts of spans.recs[i] at [i*dims, (i+1)*dims)
+	amts  []int64 // live amounts of spans.recs[i] at [i*len(live), (i+1)*len(live))
 }
 
 // vecBuf sizes on-stack scratch vectors; more dimensions than this still
-// work but allocate per query.
-const vecBuf = 8
+// work but allocate per query. The gang core's graphs have nine (cluster,
+// zone, rack, node, cpu, memory, gpu, pods and the job count): at 8 every
+// Add and Fits on their aggregates allocated.
+const vecBuf = 16
 
 // NewMulti returns an empty multi-planner, one dimension per capacity
 // (each clamped to [0, MaxCapacity]).
 func NewMulti(capacities []int64) *Multi {
 	caps := make([]int64, len(capacities))
+	pos := make([]int, len(capacities))
+	var live []int
 	for i, c := range capacities {
 		caps[i] = clampCapacity(c)
+		pos[i] = -1
+		if caps[i] > 0 {
+			pos[i] = len(live)
+			live = append(live, i)
+		}
 	}
-	return &Multi{caps: caps, t: mtree{dims: len(caps)}}
+	if len(live) == 0 && len(caps) > 0 {
+		pos[0], live = 0, []int{0}
+	}
+	return &Multi{caps: caps, live: live, pos: pos, t: mtree{dims: len(live)}}
+}
+
+// pack returns the live part of a full vector, in buf when it fits.
+func (m *Multi) pack(v, buf []int64) []int64 {
+	out := scratch(buf, len(m.live))
+	for i, d := range m.live {
+		out[i] = v[d]
+	}
+	return out
+}
+
+// unpack writes a live vector into a full one (dead dimensions 0).
+func (m *Multi) unpack(v, out []int64) {
+	clear(out)
+	for i, d := range m.live {
+		out[d] = v[i]
+	}
 }
 
 // Dims returns the number of dimensions.
@@ -81,15 +120,18 @@ func (m *Multi) Add(start, dur int64, amounts []int64) (SpanID, error) {
 		}
 	}
 	// End first, as in Planner.Add, to keep transient sums bounded.
-	m.t.sub(start+dur, amounts, 1)
-	m.t.add(start, amounts, 1)
+	var lbuf [vecBuf]int64
+	l := m.pack(amounts, lbuf[:])
+	m.t.sub(start+dur, l, 1)
+	m.t.add(start, l, 1)
 	id, _ := m.spans.add(start, dur, struct{}{})
-	m.amts = append(m.amts, amounts...)
+	m.amts = append(m.amts, l...)
 	return id, nil
 }
 
+// amounts returns span slot i's live amounts.
 func (m *Multi) amounts(i int) []int64 {
-	n := len(m.caps)
+	n := len(m.live)
 	return m.amts[i*n : (i+1)*n : (i+1)*n]
 }
 
@@ -97,7 +139,7 @@ func (m *Multi) kill(i int) {
 	if m.spans.kill(i) {
 		m.spans.compact(func(from, to int) { copy(m.amounts(to), m.amounts(from)) })
 	}
-	m.amts = m.amts[:len(m.spans.recs)*len(m.caps)]
+	m.amts = m.amts[:len(m.spans.recs)*len(m.live)]
 }
 
 // Remove deletes a span, releasing its amounts over its whole window.
@@ -125,20 +167,26 @@ func (m *Multi) Reduce(id SpanID, by []int64) error {
 	}
 	a := m.amounts(i)
 	for d, x := range by {
-		if x < 0 || x > a[d] {
-			return fmt.Errorf("%w: reduce span %d dimension %d of amount %d by %d", ErrInvalid, id, d, a[d], x)
+		had := int64(0)
+		if p := m.pos[d]; p >= 0 {
+			had = a[p]
+		}
+		if x < 0 || x > had {
+			return fmt.Errorf("%w: reduce span %d dimension %d of amount %d by %d", ErrInvalid, id, d, had, x)
 		}
 	}
+	var lbuf [vecBuf]int64
+	l := m.pack(by, lbuf[:])
 	var refs int32
-	for d, x := range by {
-		a[d] -= x
+	for p, x := range l {
+		a[p] -= x
 	}
 	if isZero(a) {
 		refs = -1 // the span goes, and with it its hold on its two points
 	}
 	r := m.spans.recs[i]
-	m.t.sub(r.start, by, refs)
-	m.t.add(r.start+r.dur, by, refs)
+	m.t.sub(r.start, l, refs)
+	m.t.add(r.start+r.dur, l, refs)
 	if refs != 0 {
 		m.kill(i)
 	}
@@ -152,20 +200,28 @@ func (m *Multi) Span(id SpanID) (start, dur int64, amounts []int64, ok bool) {
 		return 0, 0, nil, false
 	}
 	r := m.spans.recs[i]
-	return r.start, r.dur, append([]int64(nil), m.amounts(i)...), true
+	out := make([]int64, len(m.caps))
+	m.unpack(m.amounts(i), out)
+	return r.start, r.dur, out, true
 }
 
 // UsedAt returns the amount of dimension d in use at time t.
 func (m *Multi) UsedAt(t int64, d int) int64 {
-	_ = m.caps[d]
-	return m.t.usedAt1(t, d)
+	p := m.pos[d]
+	if p < 0 {
+		return 0
+	}
+	return m.t.usedAt1(t, p)
 }
 
 // UsedMax is the maximum amount of dimension d used at any time in
 // [at, at+dur). A dur below 1 is treated as 1.
 func (m *Multi) UsedMax(at, dur int64, d int) int64 {
-	_ = m.caps[d]
-	used, inside, ok := m.t.window1(at, windowEnd(at, max(dur, 1)), d)
+	p := m.pos[d]
+	if p < 0 {
+		return 0
+	}
+	used, inside, ok := m.t.window1(at, windowEnd(at, max(dur, 1)), p)
 	if ok {
 		return max(used, inside)
 	}
@@ -178,16 +234,17 @@ func (m *Multi) Avail(at, dur int64, d int) int64 { return m.caps[d] - m.UsedMax
 // UsedMaxAll fills out[d] with UsedMax(at, dur, d) for every d; out must
 // have at least Dims() entries.
 func (m *Multi) UsedMaxAll(at, dur int64, out []int64) {
-	n := len(m.caps)
-	out = out[:n]
-	var buf [2 * vecBuf]int64
-	s := scratch(buf[:], 2*n)
-	inside, acc := s[:n], s[n:]
-	if m.t.window(at, windowEnd(at, max(dur, 1)), out, inside, acc) {
-		for d := range out {
-			out[d] = max(out[d], inside[d])
+	out = out[:len(m.caps)]
+	n := len(m.live)
+	var buf [3 * vecBuf]int64
+	s := scratch(buf[:], 3*n)
+	used, inside, acc := s[:n], s[n:2*n], s[2*n:]
+	if m.t.window(at, windowEnd(at, max(dur, 1)), used, inside, acc) {
+		for p := range used {
+			used[p] = max(used[p], inside[p])
 		}
 	}
+	m.unpack(used, out)
 }
 
 // Fits reports whether for every d: UsedMax(at,dur,d) + amounts[d] <=
@@ -242,12 +299,13 @@ func (m *Multi) EarliestFit(onOrAfter, dur int64, amounts []int64) (int64, bool)
 	if isZero(amounts) {
 		return t, true
 	}
-	n := len(m.caps)
+	// Dead dimensions ask for 0 (validVec) of 0 and never bind.
+	n := len(m.live)
 	var buf [2 * vecBuf]int64
 	s := scratch(buf[:], 2*n)
 	limits, cur := s[:n], s[n:]
-	for d, a := range amounts {
-		limits[d] = m.caps[d] - a
+	for p, d := range m.live {
+		limits[p] = m.caps[d] - amounts[d]
 	}
 	c := mcursor{t: &m.t}
 	c.seekAfter(t, cur)
@@ -276,6 +334,10 @@ func (m *Multi) EarliestFit(onOrAfter, dur int64, amounts []int64) (int64, bool)
 // NextChange returns the smallest time > after at which a span starts or
 // ends, ok=false if none (see Planner.NextChange).
 func (m *Multi) NextChange(after int64) (int64, bool) { return m.t.next(after) }
+
+// LastChange returns the largest time <= at at which a span starts or
+// ends, ok=false if none: usage is the same from it to NextChange(at).
+func (m *Multi) LastChange(at int64) (int64, bool) { return m.t.last(at) }
 
 // NumSpans returns the number of live spans.
 func (m *Multi) NumSpans() int { return m.spans.live() }

@@ -216,6 +216,16 @@ func TestMultiNextChangeAndReset(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("changes %v, want %v", got, want)
 	}
+	for at := int64(-2); at < 35; at++ {
+		i, _ := slices.BinarySearch(want, at+1) // first change > at
+		wantLast, wantOK := int64(0), i > 0
+		if wantOK {
+			wantLast = want[i-1]
+		}
+		if last, ok := m.LastChange(at); last != wantLast || ok != wantOK {
+			t.Errorf("LastChange(%d) = %d,%v want %d,%v", at, last, ok, wantLast, wantOK)
+		}
+	}
 	m.Reset()
 	if !m.Empty() || m.NumPoints() != 0 || m.UsedMax(0, 100, 1) != 0 {
 		t.Error("Reset left state")

@@ -95,3 +95,13 @@ func TestPropertyMulti(t *testing.T) {
 		runRandom(t, []int64{4, 7, 2}, seed+100, 3000)
 	}
 }
+
+// Dimensions of capacity 0 are left out of the tree: answers must be as
+// if they were there (always 0 used, nothing above 0 fits).
+func TestPropertyMultiZeroCapacities(t *testing.T) {
+	for i, caps := range [][]int64{{0, 4, 0, 7, 2, 0}, {0, 0}, {3, 0}} {
+		for seed := range uint64(2) {
+			runRandom(t, caps, seed+200+uint64(10*i), 3000)
+		}
+	}
+}

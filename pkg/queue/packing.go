@@ -27,9 +27,10 @@ import (
 //  3. the best set is started in queue order, then any candidate left
 //     that still fits beside it (the search may have run out of budget).
 //
-// Cost: per loop, one match and one cancel per candidate that fits alone,
-// and at most PackingBudget matches (each undone by a cancel) in the
-// search. It runs only when something changed since the last loop, as
+// Cost: per loop, one match.Matcher.Fits per candidate matched alone (it
+// writes nothing), and at most PackingBudget matches in the search, each
+// undone by a cancel except at the search's last candidate, which is only
+// weighed (Fits). It runs only when something changed since the last loop, as
 // every match does (the queue's skip rule).
 
 // DefaultPackingBudget bounds the matches one packing search makes.
@@ -80,7 +81,9 @@ func (q *Manager) decidePacked(cands []candidate, out []Decision, now int64) err
 // the first fit undone, those candidates matched alone and the best set
 // searched for.
 func (q *Manager) pack(cands []candidate, now int64) ([]Decision, error) {
-	out := make([]Decision, len(cands))
+	out := slices.Grow(q.packed[:0], len(cands))[:len(cands)]
+	clear(out)
+	q.packed = out
 	var greedy, failed []int
 	explains := make(map[int]*match.Explain)
 	var slots [][]match.SlotPlacement // of the greedy set, by position in greedy
@@ -89,7 +92,7 @@ func (q *Manager) pack(cands []candidate, now int64) ([]Decision, error) {
 			out[i] = Decision{Group: c.e.g, State: Pending, Reason: c.e.reason}
 			continue
 		}
-		res, err := q.m.Match(match.Allocate, c.e.g.Jobspec, c.e.g.ID, now)
+		res, err := q.m.MatchRequest(match.Allocate, q.request(c.e), c.e.g.ID, now)
 		if err != nil {
 			return nil, err
 		}
@@ -167,14 +170,13 @@ func (q *Manager) pack(cands []candidate, now int64) ([]Decision, error) {
 	fit := slices.Clone(greedy)
 	for _, i := range unsure {
 		c := cands[i]
-		res, err := q.m.Match(match.Allocate, c.e.g.Jobspec, c.e.g.ID, now)
+		// Whether it fits alone: Fits answers as a match would, without
+		// writing the placement only to cancel it.
+		res, err := q.m.FitsRequest(q.request(c.e), c.e.g.ID, now)
 		if err != nil {
 			return nil, err
 		}
 		if res.Status == match.Allocated {
-			if err := q.m.Cancel(c.e.g.ID); err != nil {
-				return nil, err
-			}
 			fit = append(fit, i)
 			continue
 		}
@@ -189,7 +191,7 @@ func (q *Manager) pack(cands []candidate, now int64) ([]Decision, error) {
 	taken := make(map[int]bool, len(fit))
 	start := func(i int) error {
 		c := cands[i]
-		res, err := q.m.Match(match.Allocate, c.e.g.Jobspec, c.e.g.ID, now)
+		res, err := q.m.MatchRequest(match.Allocate, q.request(c.e), c.e.g.ID, now)
 		if err != nil {
 			return err
 		}
@@ -245,7 +247,16 @@ func (q *Manager) bestFill(cands []candidate, fit []int, now int64) ([]int, erro
 		}
 		c := cands[fit[k]]
 		budget--
-		res, err := q.m.Match(match.Allocate, c.e.g.Jobspec, c.e.g.ID, now)
+		// The last candidate is only weighed, never built on: Fits
+		// answers for it without writing and cancelling a placement.
+		last := k == len(fit)-1
+		var res *match.Result
+		var err error
+		if last {
+			res, err = q.m.FitsRequest(q.request(c.e), c.e.g.ID, now)
+		} else {
+			res, err = q.m.MatchRequest(match.Allocate, q.request(c.e), c.e.g.ID, now)
+		}
 		if err != nil {
 			return err
 		}
@@ -253,8 +264,10 @@ func (q *Manager) bestFill(cands []candidate, fit []int, now int64) ([]int, erro
 			cur = append(cur, fit[k])
 			err := dfs(k+1, share+c.share)
 			cur = cur[:len(cur)-1]
-			if cerr := q.m.Cancel(c.e.g.ID); cerr != nil {
-				return fmt.Errorf("packing search: %w", cerr)
+			if !last {
+				if cerr := q.m.Cancel(c.e.g.ID); cerr != nil {
+					return fmt.Errorf("packing search: %w", cerr)
+				}
 			}
 			if err != nil {
 				return err

@@ -158,6 +158,8 @@ type entry struct {
 	// short of (shortfall.go).
 	slotShapes map[string]slotShape
 	short      shortfall
+	// req is the jobspec compiled for the matcher (request.go).
+	req *match.Request
 }
 
 // newEntry returns the queue's record of a group.
@@ -203,8 +205,12 @@ type Manager struct {
 	used    map[int32]units
 	caps    map[int32]units
 	unknown map[int32]bool
-	// out is the decisions buffer, reused by every loop.
-	out []Decision
+	// out is the decisions buffer, reused by every loop; cands and
+	// packed are packing's (packing.go), reused likewise: with thousands
+	// waiting, allocating them every loop made much of the garbage.
+	out    []Decision
+	cands  []candidate
+	packed []Decision
 	// matchAll turns both skip rules off (tests compare against it).
 	matchAll bool
 }
@@ -310,7 +316,8 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 	reconciled := false
 	w := 0
 	keep := func(e *entry) { q.pending[w] = e; w++ }
-	var cands []candidate
+	cands := q.cands[:0]
+	defer func() { clear(cands); q.cands = cands[:0] }()
 	considered := 0
 	stop := false
 	reservations := 0
@@ -386,7 +393,7 @@ func (q *Manager) Schedule(now int64) ([]Decision, error) {
 			}
 			continue
 		}
-		res, err := q.m.Match(op, e.g.Jobspec, e.g.ID, now)
+		res, err := q.m.MatchRequest(op, q.request(e), e.g.ID, now)
 		if err != nil {
 			return fail(err) // the entry at pos is not kept yet: it stays
 		}

@@ -172,3 +172,28 @@ func TestShortfallWaitsForEnoughFreed(t *testing.T) {
 		t.Fatalf("not started with two nodes free: %v", ds)
 	}
 }
+
+// TestExactSlotGainIsFitsAfterLessBefore: on a node where the queue knows
+// what was free, an event adds the slots that fit after it less those that
+// fit before (slotGain computes it without building the sum).
+func TestExactSlotGainIsFitsAfterLessBefore(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	types := []string{"cpu", "memory", "pods"}
+	randUnits := func(lo int64) units {
+		var us units
+		for _, typ := range types {
+			if rng.IntN(4) > 0 {
+				us = us.add(units{{typ, lo + rng.Int64N(20)}}, 1)
+			}
+		}
+		return us
+	}
+	for i := range 2000 {
+		shape, before, freed := randUnits(1), randUnits(-5), randUnits(0)
+		fn := freedNode{exact: true, before: before, freed: freed}
+		want := fits(slices.Clone(before).add(freed, 1), shape) - fits(before, shape)
+		if got := slotGain(fn, shape); got != want {
+			t.Fatalf("case %d: shape %v before %v freed %v: gain %d, want %d", i, shape, before, freed, got, want)
+		}
+	}
+}

@@ -9,8 +9,9 @@ import (
 // BenchmarkSyntheticScale runs the scale case: 1,000 nodes, 10,000 groups
 // of 1-128 pods, fluence with easy backfill and packing, as `fluence sim
 // --synthetic nodes=1000,groups=10000 --schedulers fluence --queue-policy
-// easy` runs it. One iteration is one whole simulation (some 15-25 s on
-// two cores); compare its time with the stock model's in the same run
+// easy` runs it. One iteration is one whole simulation (some 8-12 s on
+// two shared cores, about twice the stock model's time in the same run);
+// compare its time with the stock model's in the same run
 // (BenchmarkSyntheticScaleStock) rather than with a fixed number.
 func BenchmarkSyntheticScale(b *testing.B) {
 	benchSynthetic(b, "", func() (Scheduler, error) {
@@ -33,8 +34,8 @@ func BenchmarkSyntheticScaleStock(b *testing.B) {
 	benchSynthetic(b, "", func() (Scheduler, error) { return NewStock(), nil })
 }
 
-// BenchmarkSyntheticSmall is the same mix at a tenth of the size, for quick
-// profiling.
+// BenchmarkSyntheticSmall is the same mix at a seventh of the size,
+// without packing, for quick profiling.
 func BenchmarkSyntheticSmall(b *testing.B) {
 	benchSynthetic(b, "nodes=1000,groups=1500", func() (Scheduler, error) {
 		return NewFluence(FluenceConfig{MatchPolicy: "lonode", Queue: queue.Config{Policy: queue.Easy}})
