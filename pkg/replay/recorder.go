@@ -2,7 +2,6 @@ package replay
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -299,51 +298,25 @@ func (r *Recorder) Result(name, config string, stalled bool, until time.Time) *s
 		Workload: r.w.Name, Scheduler: name, Config: config,
 		Timeline: append([]sim.Sample(nil), r.timeline...), JobsTotal: len(r.groups),
 		SimulatedUntil: at(until), Steps: r.events,
-		LowerBound: sim.LowerBound(r.w), Bounds: sim.BoundsOf(r.w), MaxWait: math.NaN(),
+		LowerBound: sim.LowerBound(r.w), Bounds: sim.BoundsOf(r.w),
 	}
 	for _, n := range r.w.Cluster.Nodes {
 		res.TotalCPU += n.CPU
 	}
-	first, last := math.Inf(1), math.Inf(-1)
-	var turn, wait float64
-	var startedJobs int
 	for i := range r.groups {
 		g := &r.groups[i]
 		spec := &r.w.Groups[i]
 		j := sim.JobResult{Name: spec.Name, Size: spec.Size(), Submit: at(g.submit), Start: at(g.start), End: at(g.end),
-			Completed: !g.end.IsZero(), Nodes: append([]string(nil), g.nodes...), Wait: math.NaN(), Turnaround: math.NaN()}
+			Completed: !g.end.IsZero(), Nodes: append([]string(nil), g.nodes...)}
 		for _, p := range spec.Pods {
 			j.CPU += p.CPU
 		}
-		if j.Submit >= 0 {
-			first = math.Min(first, j.Submit)
-		}
-		if j.Start >= 0 {
-			j.Wait = j.Start - j.Submit
-			wait += j.Wait
-			if startedJobs == 0 || j.Wait > res.MaxWait {
-				res.MaxWait = j.Wait
-			}
-			startedJobs++
-		}
-		if j.Completed {
-			j.Turnaround = j.End - j.Submit
-			turn += j.Turnaround
-			res.JobsCompleted++
-			last = math.Max(last, j.End)
-		} else if g.bound > 0 {
+		if !j.Completed && g.bound > 0 {
 			res.JobsHoldingAtStall++
 		}
 		res.Jobs = append(res.Jobs, j)
 	}
-	res.MeanTurnaround, res.MeanWait = math.NaN(), math.NaN()
-	if res.JobsCompleted > 0 {
-		res.Makespan = last - first
-		res.MeanTurnaround = turn / float64(res.JobsCompleted)
-	}
-	if startedJobs > 0 {
-		res.MeanWait = wait / float64(startedJobs)
-	}
+	res.Summarize()
 	if stalled {
 		res.Stalled = true
 		res.StalledAt = at(r.lastProgress)

@@ -76,31 +76,22 @@ func (r *Result) BestRatio() float64 {
 	return r.Makespan / best
 }
 
-func (e *Env) result(w *Workload, stalled bool) *Result {
-	r := &Result{
-		Workload: w.Name, Scheduler: e.sched.Name(), Model: e.sched.Model(), Config: e.sched.Config(),
-		Timeline: e.timeline, JobsTotal: len(e.groups), TotalCPU: e.totalCPU,
-		SimulatedUntil: e.now, Steps: e.nevents,
-	}
+// Summarize derives the run's totals from its jobs: how many completed
+// and were rejected, the makespan (first submit to last completion), the
+// mean turnaround of completed jobs, the mean and longest wait of started
+// ones (each wait and turnaround is set here too). The simulator and the
+// live replay both build Jobs and call it, so their tables agree.
+func (r *Result) Summarize() {
 	first, last := math.Inf(1), math.Inf(-1)
 	var turn, wait float64
 	var started int
-	r.MaxWait = math.NaN()
-	for _, g := range e.groups {
-		j := JobResult{Name: g.Spec.Name, Size: g.Spec.Size(), Submit: g.Submit, Start: g.Start, End: g.End,
-			Completed: g.End >= 0, Rejected: g.Rejected, Wait: math.NaN(), Turnaround: math.NaN()}
-		for _, p := range g.Spec.Pods {
-			j.CPU += p.CPU
-		}
-		for _, n := range g.PodNode {
-			name := ""
-			if n >= 0 {
-				name = e.cluster.Nodes[n].Name
-			}
-			j.Nodes = append(j.Nodes, name)
-		}
-		if g.Submit >= 0 {
-			first = math.Min(first, g.Submit)
+	r.JobsCompleted, r.JobsRejected = 0, 0
+	r.Makespan, r.MeanTurnaround, r.MeanWait, r.MaxWait = 0, math.NaN(), math.NaN(), math.NaN()
+	for i := range r.Jobs {
+		j := &r.Jobs[i]
+		j.Wait, j.Turnaround = math.NaN(), math.NaN()
+		if j.Submit >= 0 {
+			first = math.Min(first, j.Submit)
 		}
 		if j.Start >= 0 {
 			j.Wait = j.Start - j.Submit
@@ -119,6 +110,35 @@ func (e *Env) result(w *Workload, stalled bool) *Result {
 		if j.Rejected {
 			r.JobsRejected++
 		}
+	}
+	if r.JobsCompleted > 0 {
+		r.Makespan = last - first
+		r.MeanTurnaround = turn / float64(r.JobsCompleted)
+	}
+	if started > 0 {
+		r.MeanWait = wait / float64(started)
+	}
+}
+
+func (e *Env) result(w *Workload, stalled bool) *Result {
+	r := &Result{
+		Workload: w.Name, Scheduler: e.sched.Name(), Model: e.sched.Model(), Config: e.sched.Config(),
+		Timeline: e.timeline, JobsTotal: len(e.groups), TotalCPU: e.totalCPU,
+		SimulatedUntil: e.now, Steps: e.nevents,
+	}
+	for _, g := range e.groups {
+		j := JobResult{Name: g.Spec.Name, Size: g.Spec.Size(), Submit: g.Submit, Start: g.Start, End: g.End,
+			Completed: g.End >= 0, Rejected: g.Rejected, Wait: math.NaN(), Turnaround: math.NaN()}
+		for _, p := range g.Spec.Pods {
+			j.CPU += p.CPU
+		}
+		for _, n := range g.PodNode {
+			name := ""
+			if n >= 0 {
+				name = e.cluster.Nodes[n].Name
+			}
+			j.Nodes = append(j.Nodes, name)
+		}
 		if g.Started() && !j.Completed {
 			r.JobsHoldingAtStall++
 		} else if !g.Started() && g.Bound > 0 {
@@ -126,17 +146,7 @@ func (e *Env) result(w *Workload, stalled bool) *Result {
 		}
 		r.Jobs = append(r.Jobs, j)
 	}
-	if r.JobsCompleted > 0 {
-		r.Makespan = last - first
-		r.MeanTurnaround = turn / float64(r.JobsCompleted)
-	} else {
-		r.MeanTurnaround = math.NaN()
-	}
-	if started > 0 {
-		r.MeanWait = wait / float64(started)
-	} else {
-		r.MeanWait = math.NaN()
-	}
+	r.Summarize()
 	if stalled {
 		r.Stalled = true
 		r.StalledAt = e.lastProgress
