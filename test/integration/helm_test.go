@@ -96,11 +96,7 @@ func TestHelmChart(t *testing.T) {
 		}
 	})
 
-	manifest, err := runHelm(helm, "template", releaseName, chartDir, "--namespace", releaseNamespace)
-	if err != nil {
-		t.Fatalf("helm template: %v\n%s", err, manifest)
-	}
-	objs := decodeManifest(t, manifest)
+	objs := renderChart(t, helm)
 	deployment := findObject(t, objs, "Deployment", releaseName)
 	configMap := findObject(t, objs, "ConfigMap", releaseName+"-config")
 	config, _, _ := unstructured.NestedString(configMap.Object, "data", "config.yaml")
@@ -115,11 +111,7 @@ func TestHelmChart(t *testing.T) {
 	args := containerArgs(t, deployment, configMap)
 
 	// One-scheduler mode renders deploy/one-scheduler-config.yaml's profiles.
-	oneManifest, err := runHelm(helm, "template", releaseName, chartDir, "--namespace", releaseNamespace, "--set", "oneScheduler=true")
-	if err != nil {
-		t.Fatalf("helm template --set oneScheduler=true: %v\n%s", err, oneManifest)
-	}
-	oneConfig, _, _ := unstructured.NestedString(findObject(t, decodeManifest(t, oneManifest), "ConfigMap", releaseName+"-config").Object, "data", "config.yaml")
+	oneConfig, _, _ := unstructured.NestedString(findObject(t, renderChart(t, helm, "--set", "oneScheduler=true"), "ConfigMap", releaseName+"-config").Object, "data", "config.yaml")
 	if _, err := decodeSchedulerConfig(oneConfig); err != nil {
 		t.Fatalf("the chart's one-scheduler configuration: %v", err)
 	}
@@ -247,12 +239,8 @@ func checkChartCRD(t *testing.T, objs []*unstructured.Unstructured) {
 // the CustomResourceDefinitions in it.
 func renderedCRDs(t *testing.T, helm string, extra ...string) int {
 	t.Helper()
-	out, err := runHelm(helm, append([]string{"template", releaseName, chartDir, "--namespace", releaseNamespace}, extra...)...)
-	if err != nil {
-		t.Fatalf("helm template %v: %v\n%s", extra, err, out)
-	}
 	n := 0
-	for _, o := range decodeManifest(t, out) {
+	for _, o := range renderChart(t, helm, extra...) {
 		if o.GetKind() == "CustomResourceDefinition" {
 			n++
 		}
@@ -296,11 +284,7 @@ func checkCRDLookup(t *testing.T, c *cluster, helm string) {
 // metric names its panels query (a histogram's _bucket series as served).
 func dashboardMetrics(t *testing.T, helm string) []string {
 	t.Helper()
-	manifest, err := runHelm(helm, "template", releaseName, chartDir, "--namespace", releaseNamespace, "--set", "dashboard.enabled=true")
-	if err != nil {
-		t.Fatalf("helm template --set dashboard.enabled=true: %v\n%s", err, manifest)
-	}
-	cm := findObject(t, decodeManifest(t, manifest), "ConfigMap", releaseName+"-dashboard")
+	cm := findObject(t, renderChart(t, helm, "--set", "dashboard.enabled=true"), "ConfigMap", releaseName+"-dashboard")
 	if cm.GetLabels()["grafana_dashboard"] != "1" {
 		t.Errorf("dashboard ConfigMap labels %v lack grafana_dashboard=1", cm.GetLabels())
 	}
@@ -379,6 +363,18 @@ func runHelm(helm string, args ...string) (string, error) {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()
 	return out.String(), err
+}
+
+// renderChart runs helm template on the chart with the extra helm
+// arguments and returns the objects it renders.
+func renderChart(t *testing.T, helm string, extra ...string) []*unstructured.Unstructured {
+	t.Helper()
+	args := append([]string{"template", releaseName, chartDir, "--namespace", releaseNamespace}, extra...)
+	manifest, err := runHelm(helm, args...)
+	if err != nil {
+		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, manifest)
+	}
+	return decodeManifest(t, manifest)
 }
 
 // decodeManifest splits a multi-document manifest into objects.

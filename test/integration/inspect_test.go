@@ -43,11 +43,7 @@ import (
 // server's service proxy is shown to drop the caller's identity.
 func TestInspect(t *testing.T) {
 	helm := helmBinary(t)
-	manifest, err := runHelm(helm, "template", releaseName, chartDir, "--namespace", releaseNamespace)
-	if err != nil {
-		t.Fatalf("helm template: %v\n%s", err, manifest)
-	}
-	objs := decodeManifest(t, manifest)
+	objs := renderChart(t, helm)
 	deployment := findObject(t, objs, "Deployment", releaseName)
 	configMap := findObject(t, objs, "ConfigMap", releaseName+"-config")
 	apiService := findObject(t, objs, "APIService", "v1alpha1."+inspect.GroupName)
