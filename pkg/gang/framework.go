@@ -2,6 +2,7 @@ package gang
 
 import (
 	"cmp"
+	"container/heap"
 	"slices"
 )
 
@@ -29,7 +30,7 @@ type Framework struct {
 	// active pods); entries of pods no longer active are dropped as they
 	// come up.
 	active map[string]bool
-	order  []*fwPod
+	order  podHeap
 	// backoff holds pods whose binding failed until the time given, as
 	// kube-scheduler's back-off queue does (1 s, doubling to 10 s).
 	backoff map[string]int64
@@ -139,39 +140,13 @@ type Trace struct {
 // activate makes a known pod active.
 func (f *Framework) activate(uid string) {
 	f.active[uid] = true
-	f.order = append(f.order, f.pods[uid])
-	for i := len(f.order) - 1; i > 0; {
-		p := (i - 1) / 2
-		if comparePods(&f.order[i].pod, &f.order[p].pod) >= 0 {
-			break
-		}
-		f.order[i], f.order[p] = f.order[p], f.order[i]
-		i = p
-	}
+	heap.Push(&f.order, f.pods[uid])
 }
 
 // next is the first active pod by priority, creation and name.
 func (f *Framework) next() (string, bool) {
-	for len(f.order) > 0 {
-		top := f.order[0]
-		last := len(f.order) - 1
-		f.order[0] = f.order[last]
-		f.order[last] = nil
-		f.order = f.order[:last]
-		for i := 0; ; {
-			l, r, m := 2*i+1, 2*i+2, i
-			if l < last && comparePods(&f.order[l].pod, &f.order[m].pod) < 0 {
-				m = l
-			}
-			if r < last && comparePods(&f.order[r].pod, &f.order[m].pod) < 0 {
-				m = r
-			}
-			if m == i {
-				break
-			}
-			f.order[i], f.order[m] = f.order[m], f.order[i]
-			i = m
-		}
+	for f.order.Len() > 0 {
+		top := heap.Pop(&f.order).(*fwPod)
 		uid := top.pod.UID
 		// An entry stands only for the pod it was made for, while active.
 		if f.pods[uid] == top && f.active[uid] {
@@ -179,6 +154,21 @@ func (f *Framework) next() (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// podHeap orders activations as the queue does (comparePods).
+type podHeap []*fwPod
+
+func (h podHeap) Len() int           { return len(h) }
+func (h podHeap) Less(i, j int) bool { return comparePods(&h[i].pod, &h[j].pod) < 0 }
+func (h podHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *podHeap) Push(x any)        { *h = append(*h, x.(*fwPod)) }
+func (h *podHeap) Pop() any {
+	old := *h
+	p := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return p
 }
 
 func comparePods(a, b *Pod) int {
