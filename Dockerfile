@@ -12,7 +12,11 @@ COPY . .
 ARG VERSION=dev
 ARG TARGETOS=linux
 ARG TARGETARCH
-RUN CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/fluence ./cmd/fluence
+# The Kubernetes release goes into component-base, as Compile does it, for
+# kube-scheduler's --version, logs and build-info metric.
+RUN KUBE=$(go list -m -f '{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}' k8s.io/kubernetes) && \
+    MAJOR=${KUBE#v} && MAJOR=${MAJOR%%.*} && MINOR=${KUBE#v*.} && MINOR=${MINOR%%.*} && \
+    CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -ldflags "-s -w -X main.version=${VERSION} -X k8s.io/component-base/version.gitVersion=${KUBE} -X k8s.io/component-base/version.gitMajor=${MAJOR} -X k8s.io/component-base/version.gitMinor=${MINOR}" -o /out/fluence ./cmd/fluence
 
 FROM scratch
 ARG VERSION=dev

@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/fluence-sched/fluence/internal/schedserver"
 )
 
 func runRoot(t *testing.T, args ...string) string {
@@ -36,5 +40,11 @@ func TestVersionFlag(t *testing.T) {
 	}
 	if got := runRoot(t, "scheduler", "--help"); !strings.Contains(got, "--version") {
 		t.Errorf("fluence scheduler --help does not list kube-scheduler's --version:\n%s", got)
+	}
+	// kube-scheduler's --version is a global flag: put it back after.
+	t.Cleanup(func() { _ = pflag.Lookup("version").Value.Set("false") })
+	want := "fluence " + version + " (kube-scheduler " + schedserver.KubeVersion() + ")\n"
+	if got := runRoot(t, "scheduler", "--version"); got != want {
+		t.Errorf("fluence scheduler --version printed %q, want %q", got, want)
 	}
 }

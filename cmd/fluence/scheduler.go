@@ -11,4 +11,4 @@ import (
 // and the secure port also serves the inspection API (kubectl fluence).
 // deploy/scheduler-config.yaml is a configuration with the fluence profile;
 // deploy/one-scheduler-config.yaml makes it the cluster's only scheduler.
-func schedulerCmd() *cobra.Command { return schedserver.NewCommand() }
+func schedulerCmd() *cobra.Command { return schedserver.NewCommand(version) }

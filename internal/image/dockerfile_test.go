@@ -40,7 +40,28 @@ func TestDockerfileMatches(t *testing.T) {
 	if len(labels) != len(m.labels()) {
 		t.Errorf("the Dockerfile sets labels %v, the image %v", labels, m.labels())
 	}
-	if !strings.Contains(df, `-trimpath -ldflags "-s -w -X main.version=${VERSION}"`) {
+	if !strings.Contains(df, `-trimpath -ldflags "`+ldflags("${VERSION}", "${KUBE}", "${MAJOR}", "${MINOR}")+`"`) {
 		t.Error("the Dockerfile compiles fluence with other flags than Compile's")
+	}
+}
+
+func TestParseRelease(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want release
+		ok   bool
+	}{
+		{"v1.36.3", release{"v1.36.3", "1", "36"}, true},
+		{"v1.37.0-alpha.1", release{"v1.37.0-alpha.1", "1", "37"}, true},
+		{"1.36.3", release{}, false},
+		{"v1.36", release{}, false},
+		{"", release{}, false},
+		{"v1..3", release{}, false},
+		{"v1.36.3 -X x=y", release{}, false},
+	} {
+		got, err := parseRelease(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("parseRelease(%q) = %+v, %v; want %+v, ok %v", tc.in, got, err, tc.want, tc.ok)
+		}
 	}
 }

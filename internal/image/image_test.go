@@ -71,4 +71,19 @@ func TestImage(t *testing.T) {
 	if strings.TrimSpace(string(got)) != m.Version {
 		t.Errorf("the %s binary from its layer prints version %q, want %q", runtime.GOARCH, got, m.Version)
 	}
+	// The Kubernetes release is stamped into component-base, so the raw
+	// record kube-scheduler prints carries it whole, major and minor too.
+	kube, err := kubeRelease(ctx, "go", "../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = exec.Command(exe, "scheduler", "--version=raw").Output()
+	if err != nil {
+		t.Fatalf("the %s binary from its layer: fluence scheduler --version=raw: %v", runtime.GOARCH, err)
+	}
+	for _, want := range []string{`GitVersion:"` + kube.version + `"`, `Major:"` + kube.major + `"`, `Minor:"` + kube.minor + `"`} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("fluence scheduler --version=raw printed %s, want %s in it", got, want)
+		}
+	}
 }

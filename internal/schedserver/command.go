@@ -14,7 +14,7 @@ import (
 	"k8s.io/component-base/logs"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/component-base/term"
-	"k8s.io/component-base/version/verflag"
+	_ "k8s.io/component-base/version/verflag" // registers --version
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 
@@ -23,8 +23,9 @@ import (
 
 // NewCommand returns the scheduler command: every kube-scheduler flag
 // works (--config, --kubeconfig, --leader-elect, --secure-port, the
-// authentication and authorization flags, ...).
-func NewCommand() *cobra.Command {
+// authentication and authorization flags, ...). version is fluence's own,
+// which --version prints beside the Kubernetes release.
+func NewCommand(version string) *cobra.Command {
 	if err := plugin.SetFeatureDefaults(); err != nil {
 		panic(err) // a gate name this build does not know: a programming error
 	}
@@ -40,7 +41,9 @@ authentication and authorization as /metrics.`,
 		PersistentPreRunE: func(*cobra.Command, []string) error { return opts.ComponentGlobalsRegistry.Set() },
 		Args:              cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			verflag.PrintAndExitIfRequested()
+			if printVersion(cmd.OutOrStdout(), version) {
+				return nil
+			}
 			gates := opts.ComponentGlobalsRegistry.FeatureGateFor(basecompatibility.DefaultKubeComponent)
 			if err := logsapi.ValidateAndApply(opts.Logs, gates); err != nil {
 				return err

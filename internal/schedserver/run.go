@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	basecompatibility "k8s.io/component-base/compatibility"
 	"k8s.io/component-base/configz"
-	utilversion "k8s.io/component-base/version"
 	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	schedulerserverconfig "k8s.io/kubernetes/cmd/kube-scheduler/app/config"
@@ -32,7 +31,7 @@ import (
 // kube-scheduler does, so that a restart rebuilds its state).
 func Run(ctx context.Context, cc *schedulerserverconfig.CompletedConfig, sched *scheduler.Scheduler, inspectors *plugin.Inspectors) error {
 	logger := klog.FromContext(ctx)
-	logger.Info("Starting the fluence scheduler", "version", utilversion.Get())
+	logger.Info("Starting the fluence scheduler", "kubernetes", KubeVersion())
 	publishConfig(logger, cc)
 
 	cc.EventBroadcaster.StartRecordingToSink(ctx.Done())
