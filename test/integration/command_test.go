@@ -47,6 +47,25 @@ func TestSchedulerCommand(t *testing.T) {
 	if !strings.Contains(proc.logs.String(), "fluence") {
 		t.Errorf("no sign of the fluence plugin in the scheduler's log")
 	}
+	// A plain go build stamps no Kubernetes release into component-base:
+	// --version and the start-up log name the one the module builds against.
+	kube := goList(t, "-m", "-f", "{{.Version}}", "k8s.io/kubernetes")
+	if !strings.Contains(proc.logs.String(), `kubernetes="`+kube+`"`) {
+		t.Errorf("the scheduler's start-up log does not name Kubernetes %s", kube)
+	}
+	out, err := exec.Command(bin, "scheduler", "--version").Output()
+	if want := "fluence dev (kube-scheduler " + kube + ")\n"; err != nil || string(out) != want {
+		t.Errorf("fluence scheduler --version: %q, %v; want %q", out, err, want)
+	}
+}
+
+func goList(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("go", append([]string{"list"}, args...)...).Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", strings.Join(args, " "), err)
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // buildFluence builds cmd/fluence into a temporary directory.
