@@ -29,7 +29,11 @@
 //     Operator MiniCluster (the Job's parallelism, gang.SourceMiniCluster);
 //     else the Job itself (its parallelism, capped at its completions,
 //     gang.SourceJob). A StatefulSet: its group labels, else its replicas
-//     (gang.SourceStatefulSet). An MPIJob: its group labels, else workers +
+//     when it creates its pods together (podManagementPolicy Parallel,
+//     gang.SourceStatefulSet). A workload whose pods run independently
+//     implies no gang: a Job with more completions than parallelism, a
+//     StatefulSet of the default OrderedReady policy (which creates a pod
+//     only once the one before runs); each of its pods is a lone pod. An MPIJob: its group labels, else workers +
 //     launcher (gang.SourceMPIJob), so its workers and its launcher's Job
 //     share a group. Group labels on a JobSet or MPIJob count as on a Job;
 //     a group name without a size there takes the size the workload

@@ -265,7 +265,19 @@ func (s *resolution) jobStructural(job *batchv1.Job) (gang.GroupID, error) {
 			return s.id(ref.Name, k8sadapter.JobGroupSize(job), gang.SourceMiniCluster), nil
 		}
 	}
-	return s.id(job.Name, k8sadapter.JobGroupSize(job), gang.SourceJob), nil
+	return s.implied(job.Name, k8sadapter.JobGroupSize(job), gang.SourceJob), nil
+}
+
+// implied is the group a workload implies by itself. A workload whose
+// pods run independently (a Job in waves, an OrderedReady StatefulSet)
+// implies size 1, and then each pod is a group of its own: under one key,
+// the workload's pods would run one at a time, as a group runs no more
+// pods at once than its size.
+func (s *resolution) implied(name string, size int32, source string) gang.GroupID {
+	if size <= 1 {
+		return s.lone()
+	}
+	return s.id(name, size, source)
 }
 
 func (s *resolution) jobSet(job *batchv1.Job, ref *metav1.OwnerReference) (gang.GroupID, error) {
@@ -412,7 +424,7 @@ func (s *resolution) statefulSet(ref *metav1.OwnerReference) (gang.GroupID, erro
 }
 
 func (s *resolution) statefulSetStructural(sts *appsv1.StatefulSet) gang.GroupID {
-	return s.id(sts.Name, k8sadapter.StatefulSetGroupSize(sts), gang.SourceStatefulSet)
+	return s.implied(sts.Name, k8sadapter.StatefulSetGroupSize(sts), gang.SourceStatefulSet)
 }
 
 // podGroup returns the group of the scheduler-plugins PodGroup name in the

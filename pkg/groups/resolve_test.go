@@ -84,6 +84,10 @@ func testJob(name string, parallelism int32, opts ...jobOpt) *batchv1.Job {
 	return j
 }
 
+func completions(n int32) jobOpt {
+	return func(j *batchv1.Job) { j.Spec.Completions = &n }
+}
+
 func jobLabels(kv ...string) jobOpt {
 	return func(j *batchv1.Job) { j.Labels = addPairs(j.Labels, kv) }
 }
@@ -94,14 +98,20 @@ func jobOwner(apiVersion, kind, name string) jobOpt {
 	}
 }
 
+// testStatefulSet creates its pods together (Parallel), as a gang needs.
 func testStatefulSet(name string, replicas int32, labels ...string) *appsv1.StatefulSet {
 	s := &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: testNS, Name: name, UID: types.UID("uid-statefulset-" + name)},
-		Spec:       appsv1.StatefulSetSpec{Replicas: &replicas},
+		Spec:       appsv1.StatefulSetSpec{Replicas: &replicas, PodManagementPolicy: appsv1.ParallelPodManagement},
 	}
 	if len(labels) > 0 {
 		s.Labels = addPairs(nil, labels)
 	}
+	return s
+}
+
+func orderedReady(s *appsv1.StatefulSet) *appsv1.StatefulSet {
+	s.Spec.PodManagementPolicy = appsv1.OrderedReadyPodManagement
 	return s
 }
 
@@ -355,6 +365,14 @@ func TestResolve(t *testing.T) {
 			want: want("train", 3, gang.SourceJob),
 		},
 		{
+			// Waves of independent tasks: each pod is a group of its own,
+			// not one group of size 1 that would run a pod at a time.
+			name: "job with more completions than parallelism",
+			pod:  testPod("p", ownJob("sweep")),
+			fx:   fixture{jobs: []*batchv1.Job{testJob("sweep", 5, completions(20))}},
+			want: want("p", 1, gang.SourcePod),
+		},
+		{
 			name: "job with group labels",
 			pod:  testPod("p", ownJob("train")),
 			fx:   fixture{jobs: []*batchv1.Job{testJob("train", 3, jobLabels(pgKey, "jg", sizeKey, "5"))}},
@@ -511,6 +529,13 @@ func TestResolve(t *testing.T) {
 			pod:  testPod("db-0", ownSts("db")),
 			fx:   fixture{sts: []*appsv1.StatefulSet{testStatefulSet("db", 5)}},
 			want: want("db", 5, gang.SourceStatefulSet),
+		},
+		{
+			// One pod at a time: a gang of 5 would never form.
+			name: "statefulset OrderedReady: each pod alone",
+			pod:  testPod("db-0", ownSts("db")),
+			fx:   fixture{sts: []*appsv1.StatefulSet{orderedReady(testStatefulSet("db", 5))}},
+			want: want("db-0", 1, gang.SourcePod),
 		},
 		{
 			name: "statefulset with group labels",

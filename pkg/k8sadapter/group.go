@@ -170,10 +170,20 @@ func JobGroupSize(j *batchv1.Job) int32 {
 }
 
 // StatefulSetGroupSize is the group size a StatefulSet implies: its replicas
-// (default 1; 0 replicas also counts as 1).
+// (default 1; 0 replicas also counts as 1) when it creates its pods
+// together (podManagementPolicy Parallel). Under the default policy,
+// OrderedReady, the controller creates each pod only once the one before
+// it runs and is ready: as a gang, its first pod would wait forever for
+// the rest, so each of its pods is a group of one.
 func StatefulSetGroupSize(s *appsv1.StatefulSet) int32 {
-	if s == nil || s.Spec.Replicas == nil || *s.Spec.Replicas < 1 {
+	if s == nil || s.Spec.Replicas == nil || *s.Spec.Replicas < 1 || !StatefulSetParallel(s) {
 		return 1
 	}
 	return *s.Spec.Replicas
+}
+
+// StatefulSetParallel reports whether a StatefulSet creates its pods
+// together. An empty policy is the API server's default, OrderedReady.
+func StatefulSetParallel(s *appsv1.StatefulSet) bool {
+	return s != nil && s.Spec.PodManagementPolicy == appsv1.ParallelPodManagement
 }

@@ -110,9 +110,17 @@ func TestOwnerGroupSize(t *testing.T) {
 		if got := JobGroupSize(j); got != tt.want {
 			t.Errorf("JobGroupSize(parallelism %v) = %d, want %d", tt.p, got, tt.want)
 		}
-		s := &appsv1.StatefulSet{Spec: appsv1.StatefulSetSpec{Replicas: tt.p}}
+		s := &appsv1.StatefulSet{Spec: appsv1.StatefulSetSpec{Replicas: tt.p, PodManagementPolicy: appsv1.ParallelPodManagement}}
 		if got := StatefulSetGroupSize(s); got != tt.want {
-			t.Errorf("StatefulSetGroupSize(replicas %v) = %d, want %d", tt.p, got, tt.want)
+			t.Errorf("StatefulSetGroupSize(replicas %v, Parallel) = %d, want %d", tt.p, got, tt.want)
+		}
+		// OrderedReady (the default, also when empty) creates one pod at
+		// a time: a gang would never form, so each pod is alone.
+		for _, policy := range []appsv1.PodManagementPolicyType{appsv1.OrderedReadyPodManagement, ""} {
+			s.Spec.PodManagementPolicy = policy
+			if got := StatefulSetGroupSize(s); got != 1 {
+				t.Errorf("StatefulSetGroupSize(replicas %v, policy %q) = %d, want 1", tt.p, policy, got)
+			}
 		}
 	}
 	// Completions: equal to parallelism (an Indexed Job, a MiniCluster) is

@@ -67,8 +67,8 @@ func TestWorkloadOwnersFormGroups(t *testing.T) {
 	}
 	workloads = append(workloads, workload{"jobset:js-workers", jsPods})
 
-	// StatefulSet of 3 replicas.
-	sts := c.createStatefulSet("sts", 3)
+	// StatefulSet of 3 replicas, created together (Parallel).
+	sts := c.createStatefulSet("sts", 3, appsv1.ParallelPodManagement)
 	var stsPods []*corev1.Pod
 	for i := range 3 {
 		stsPods = append(stsPods, ownedPod(fmt.Sprintf("sts-%d", i), sts))
@@ -101,6 +101,42 @@ func TestWorkloadOwnersFormGroups(t *testing.T) {
 		all = append(all, w.pods...)
 	}
 	c.waitForPodPhase(time.Minute, corev1.PodSucceeded, names(all)...)
+	c.checkInvariants(inv)
+}
+
+// Workloads whose pods run independently imply no gang: each pod is a
+// group of its own. A StatefulSet of the default policy, OrderedReady,
+// creates its next pod only once this one runs, so its first pod must not
+// wait for the others; a Job with more completions than parallelism runs
+// independent tasks, as many at once as its parallelism (one group of
+// size 1 for the whole Job would run them one at a time).
+func TestIndependentWorkloadPods(t *testing.T) {
+	c := newCluster(t)
+	c.addNodes("node", 2, "4", "8Gi")
+	inv, _, _ := c.runFluence(nil)
+
+	sts := c.createStatefulSet("db", 3, "") // the API server defaults it to OrderedReady
+	first := ownedPod("db-0", sts)
+	c.createPods(first)
+
+	sweep := c.createOwnedJob("sweep", 2, nil, nil, func(j *batchv1.Job) { j.Spec.Completions = ptr.To[int32](6) })
+	var tasks []*corev1.Pod
+	for i := range 2 {
+		p := ownedPod(fmt.Sprintf("sweep-%d", i), sweep)
+		// Long enough that a second task binding while the first runs
+		// shows they run together, not in turn.
+		p.Annotations[runtimeAnnotation] = "120s"
+		tasks = append(tasks, p)
+	}
+	c.createPods(tasks...)
+
+	err := wait.PollUntilContextTimeout(c.Ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		return c.boundCount(first.Name) == 1 && c.boundCount(names(tasks)...) == 2, nil
+	})
+	if err != nil {
+		t.Fatalf("after a minute: %d of OrderedReady StatefulSet's first pod bound (want 1), %d of the Job's 2 running tasks (want 2)",
+			c.boundCount(first.Name), c.boundCount(names(tasks)...))
+	}
 	c.checkInvariants(inv)
 }
 
@@ -168,8 +204,9 @@ func (c *cluster) createCR(w workloadCRD, name string, spec map[string]any) meta
 }
 
 // createOwnedJob creates a suspended Job of the given parallelism controlled
-// by owner (a custom resource made by createCR).
-func (c *cluster) createOwnedJob(name string, parallelism int32, owner metav1.Object, labels map[string]string) metav1.Object {
+// by owner (a custom resource made by createCR; nil for none), changed by
+// the edits given.
+func (c *cluster) createOwnedJob(name string, parallelism int32, owner metav1.Object, labels map[string]string, edits ...func(*batchv1.Job)) metav1.Object {
 	c.t.Helper()
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.NS, Labels: labels},
@@ -185,6 +222,9 @@ func (c *cluster) createOwnedJob(name string, parallelism int32, owner metav1.Ob
 	if u, ok := owner.(*unstructured.Unstructured); ok {
 		job.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(owner, u.GroupVersionKind())}
 	}
+	for _, edit := range edits {
+		edit(job)
+	}
 	created, err := c.Client.BatchV1().Jobs(c.NS).Create(c.Ctx, job, metav1.CreateOptions{})
 	if err != nil {
 		c.t.Fatalf("creating Job %s: %v", name, err)
@@ -193,13 +233,14 @@ func (c *cluster) createOwnedJob(name string, parallelism int32, owner metav1.Ob
 	return created
 }
 
-func (c *cluster) createStatefulSet(name string, replicas int32) metav1.Object {
+func (c *cluster) createStatefulSet(name string, replicas int32, policy appsv1.PodManagementPolicyType) metav1.Object {
 	c.t.Helper()
 	labels := map[string]string{"app": name}
 	sts, err := c.Client.AppsV1().StatefulSets(c.NS).Create(c.Ctx, &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.NS},
 		Spec: appsv1.StatefulSetSpec{
-			Replicas: &replicas,
+			Replicas:            &replicas,
+			PodManagementPolicy: policy,
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
