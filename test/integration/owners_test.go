@@ -241,7 +241,7 @@ func (c *cluster) createStatefulSet(name string, replicas int32, policy appsv1.P
 		Spec: appsv1.StatefulSetSpec{
 			Replicas:            &replicas,
 			PodManagementPolicy: policy,
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Selector:            &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10"}}},
