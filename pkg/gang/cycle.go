@@ -155,6 +155,7 @@ func (c *Core) TurnedAway(uid, why string, now int64) {
 	if err != nil || !a.withdrawable() {
 		return
 	}
+	c.avoidNode(g, uid, s.node)
 	c.withdraw(g, a, fmt.Sprintf("node %s turned pod %s away: %s", s.node, c.name(uid), why))
 	// Placing the group again at once would likely choose the same node:
 	// hold off for a few seconds, doubling on each repeat, so a lasting
@@ -193,6 +194,7 @@ func (c *Core) Permit(uid string) (bool, error) {
 		}
 	}
 	a.committed = true
+	g.avoid = nil // the placement held: what the nodes refused is history
 	c.fx.out.Allow = append(c.fx.out.Allow, siblings...)
 	return true, nil
 }

@@ -309,6 +309,13 @@ func (c *Core) submitPods(g *group, pods []*Pod, submit int64) {
 	}
 	if err != nil {
 		c.dropAlloc(g, a)
+		if len(g.avoid) > 0 {
+			// Left out of the nodes that turned its pods away, the
+			// group could never fit: judge it as it is (avoid.go).
+			g.avoid = nil
+			c.submitPods(g, pods, submit)
+			return
+		}
 		c.reject(g, "cannot be placed on this cluster: "+err.Error())
 		return
 	}

@@ -86,6 +86,9 @@ func (s *Snapshot) Explain(key string) (Explanation, bool) {
 		e.Verdict = VerdictHeld
 		e.Summary = fmt.Sprintf("%s is held until %s: a node turned its last placement away.", key, s.when(entry.NotBefore))
 		e.Details = append(e.Details, fmt.Sprintf("It keeps its place in line (%d of %d) and its pods are placed again when the hold ends.", e.Position, e.Queued))
+		for _, r := range g.Refused {
+			e.Details = append(e.Details, fmt.Sprintf("Pod %s is placed elsewhere than %s, which turned it away.", r.Pod, joinNames(r.Nodes)))
+		}
 	case entry != nil && entry.State == queue.Reserved.String():
 		s.explainReserved(&e, entry)
 	case entry != nil && entry.State == queue.Blocked.String():

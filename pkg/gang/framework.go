@@ -21,6 +21,10 @@ type Framework struct {
 	// Observe, if set, sees every batch of effects the framework takes
 	// from the core (for its events and conditions).
 	Observe func(Effects)
+	// Filter, if set, stands for kube-scheduler's own filters, which the
+	// engine does not model: a reason turns the pod away from the node
+	// the core placed it on (Core.TurnedAway), as PostFilter does.
+	Filter func(p *Pod, node string) string
 
 	pods map[string]*fwPod
 	// active pods are tried in the next Run; the others sit in the
@@ -116,6 +120,14 @@ func (f *Framework) cycle(uid string, now int64, out *[]Trace) {
 	v := f.Core.Place(fp.pod, fp.group, now)
 	*out = append(*out, Trace{Pod: fp.pod.String(), Verdict: v})
 
+	if v.Node != "" && f.Filter != nil {
+		if why := f.Filter(&fp.pod, v.Node); why != "" {
+			*out = append(*out, Trace{Pod: fp.pod.String(), Verdict: Verdict{Reason: "node " + v.Node + " turned the pod away: " + why}})
+			f.Core.TurnedAway(uid, why, now)
+			f.apply(f.Core.Ready(), now, out)
+			return
+		}
+	}
 	if v.Node != "" {
 		if err := f.Core.Reserve(uid, v.Node); err != nil {
 			*out = append(*out, Trace{Pod: fp.pod.String(), Verdict: Verdict{Reason: err.Error()}})

@@ -83,6 +83,7 @@ func (c *Core) letThrough(g *group, a *alloc) {
 		}
 	}
 	a.committed = true
+	g.avoid = nil
 	c.fx.out.Allow = append(c.fx.out.Allow, waiting...)
 }
 
@@ -243,6 +244,7 @@ func (c *Core) podGone(uid string) {
 	c.touch(g)
 	p := g.members[uid]
 	delete(g.members, uid)
+	delete(g.avoid, uid)
 	if g.state == invalid || g.state == rejected {
 		g.state, g.reason, g.lastEvent, g.checked = gathering, "", "", 0
 		for _, m := range g.sortedMembers() {

@@ -33,15 +33,14 @@ func (c *Core) groupRequest(g *group, pods []*Pod, standIns int, standIn Shape) 
 		}
 		dur = max(dur, p.Duration)
 		shapes = append(shapes, ShapeOf(p.Requests))
-		if p.Filter == nil {
-			requires = append(requires, nil)
-			continue
+		var con *jobspec.Constraint
+		if p.Filter != nil {
+			var err error
+			if con, err = c.admitted(p); err != nil {
+				return nil, nil, err
+			}
 		}
-		con, err := c.admitted(p)
-		if err != nil {
-			return nil, nil, err
-		}
-		requires = append(requires, con)
+		requires = append(requires, c.avoiding(g, p, con))
 	}
 	for range standIns {
 		shapes = append(shapes, standIn)

@@ -62,6 +62,10 @@ type script struct {
 	groups   map[string]GroupID
 	failBind int
 	binds    int
+	// apart: pods that may not share a node with each other (a required
+	// pod anti-affinity on the hostname), which the framework's filter
+	// enforces and the engine does not know.
+	apart map[string]bool
 }
 
 func runScript(t *testing.T, file string) string {
@@ -95,6 +99,29 @@ func (s *script) start() {
 	s.core = core
 	s.fw = NewFramework(core, s.bind)
 	s.fw.Observe = func(fx Effects) { s.print(Effects{Events: fx.Events, Conditions: fx.Conditions}) }
+	s.fw.Filter = s.filter
+}
+
+// filter turns a pod of the apart set away from a node where another of
+// them is bound or waits at Permit.
+func (s *script) filter(p *Pod, node string) string {
+	if !s.apart[p.Name] {
+		return ""
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.apart)) {
+		q := s.pods[name]
+		if q == nil || q.UID == p.UID {
+			continue
+		}
+		at := q.NodeName
+		if fp := s.fw.pods[q.UID]; fp != nil && fp.waiting != "" {
+			at = fp.waiting
+		}
+		if at == node {
+			return "node(s) didn't match pod anti-affinity rules"
+		}
+	}
+	return ""
 }
 
 func (s *script) bind(p *Pod, node string) error {
@@ -215,6 +242,14 @@ func (s *script) exec(f []string) error {
 			}
 		}
 		s.print(s.core.Ready())
+	case "apart":
+		// These pods may not share a node: the filter turns them away.
+		if s.apart == nil {
+			s.apart = map[string]bool{}
+		}
+		for _, name := range f[1:] {
+			s.apart[name] = true
+		}
 	case "cycle":
 		s.trace(s.fw.RunPod(s.pods[f[1]].UID, s.now))
 	case "turnaway":

@@ -76,6 +76,9 @@ type GroupStatus struct {
 	// HeldUntil is when a group a node turned away may start again; 0 when
 	// it is not held.
 	HeldUntil int64
+	// Refused are the nodes that turned its pods away since it was last
+	// let through, by pod: its next placements leave them out.
+	Refused []Refusal
 	// Slots are its placed pods in allocation order.
 	Slots []SlotStatus
 	// Ask is what its pods without a slot ask in all (Pods: how many
@@ -88,6 +91,12 @@ type GroupStatus struct {
 	// are computed only while some pod waits.
 	Eligible          int
 	Free, LargestFree Resources
+}
+
+// Refusal is the nodes that turned one pod away.
+type Refusal struct {
+	Pod   string // namespace/name
+	Nodes []string
 }
 
 // SlotStatus is one placed pod of a group.
@@ -275,6 +284,13 @@ func (c *Core) groupStatus(g *group, fr *freeNodes) GroupStatus {
 	}
 	if g.holdUntil > c.now {
 		st.HeldUntil = g.holdUntil
+	}
+	for _, uid := range slices.Sorted(maps.Keys(g.avoid)) {
+		name := uid
+		if p := g.members[uid]; p != nil {
+			name = p.String()
+		}
+		st.Refused = append(st.Refused, Refusal{Pod: name, Nodes: slices.Clone(g.avoid[uid])})
 	}
 	unlimited := false
 	for _, a := range g.allocs {

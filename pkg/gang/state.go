@@ -86,6 +86,10 @@ type group struct {
 	// holdUntil delays the group's start after a node turned it away;
 	// holdStep is the current delay; heldSubmit its place in line.
 	holdUntil, holdStep, heldSubmit int64
+	// avoid: per pod UID, the nodes that turned it away since the group
+	// was last let through, sorted. Its next placements leave them out
+	// (avoid.go).
+	avoid map[string][]string
 	// checked and checkedPods are the graph generation and the number of
 	// pods at which the group was last judged from its first pods.
 	checked     int64

@@ -1,0 +1,56 @@
+package gang
+
+import (
+	"slices"
+
+	"github.com/fluence-sched/fluence/pkg/jobspec"
+)
+
+// A node may turn away a pod the engine placed there: kube-scheduler's own
+// filters check what the engine does not model (host ports, volumes, pod
+// affinity and anti-affinity, a pod the framework still counts). Placing
+// the group again by the same rules would choose the same node, and the
+// group would never start. So the core remembers, per pod, the nodes that
+// turned it away, and the group's next placements leave them out for that
+// pod. Each refusal teaches one pod and one node: a group converges in as
+// many placements as there are refusals, each after the hold TurnedAway
+// sets. The memory is dropped when an allocation of the group is let
+// through (what the nodes refused then no longer matters), when the pod
+// goes, when it would leave the pod no node at all, and when the group
+// could never be placed with it (then the group is judged without it,
+// never rejected for it).
+
+// avoidNode records that node turned the pod away.
+func (c *Core) avoidNode(g *group, uid, node string) {
+	av := g.avoid[uid]
+	if i, found := slices.BinarySearch(av, node); !found {
+		if g.avoid == nil {
+			g.avoid = map[string][]string{}
+		}
+		g.avoid[uid] = slices.Insert(av, i, node)
+	}
+}
+
+// avoiding narrows where a pod may go (con; nil for any node) by the
+// nodes that turned it away. When that leaves no node, the pod's memory is
+// dropped and con stands.
+func (c *Core) avoiding(g *group, p *Pod, con *jobspec.Constraint) *jobspec.Constraint {
+	av := g.avoid[p.UID]
+	if len(av) == 0 {
+		return con
+	}
+	var names []string
+	for _, n := range c.sortedNodes() {
+		if _, refused := slices.BinarySearch(av, n.Name); refused {
+			continue
+		}
+		if p.Filter == nil || p.Filter.Admits(n) {
+			names = append(names, n.Name)
+		}
+	}
+	if len(names) == 0 {
+		delete(g.avoid, p.UID)
+		return con
+	}
+	return jobspec.Hosts(names...)
+}
