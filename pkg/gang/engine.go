@@ -99,7 +99,7 @@ func (c *Core) replay(g *group, a *alloc) bool {
 	if a.dur > 0 {
 		rem = max(1, a.start+a.dur-c.now)
 	}
-	js, groups, err := groupJobspec(shapes, nil, nil, rem)
+	js, groups, err := groupJobspec(shapes, nil, nil, rem, false)
 	if err != nil {
 		a.slots = keep
 		return true
@@ -164,7 +164,7 @@ func (c *Core) placeForeign(node string) {
 		sum.MemoryBytes += r.MemoryBytes
 		sum.GPU += r.GPU
 	}
-	js, groups, err := groupJobspec([]Shape{ShapeOf(sum)}, nil, nil, 0)
+	js, groups, err := groupJobspec([]Shape{ShapeOf(sum)}, nil, nil, 0, false)
 	if err != nil || len(groups) != 1 {
 		return
 	}
@@ -316,7 +316,11 @@ func (c *Core) submitPods(g *group, pods []*Pod, submit int64) {
 			c.submitPods(g, pods, submit)
 			return
 		}
-		c.reject(g, "cannot be placed on this cluster: "+err.Error())
+		why := err.Error()
+		if !slices.ContainsFunc(pods, func(p *Pod) bool { return !p.Apart }) && len(pods) > 1 {
+			why += " (its pods may not share a node: a required pod anti-affinity on the hostname)"
+		}
+		c.reject(g, "cannot be placed on this cluster: "+why)
 		return
 	}
 	g.state = queued

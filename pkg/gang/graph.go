@@ -22,6 +22,7 @@ const (
 	TypeMemory = "memory" // one pool per node, in MiB
 	TypeGPU    = "gpu"    // one vertex per GPU
 	TypePods   = "pods"   // one pool per node: how many pods it may hold
+	typeNode   = "node"
 	UnitMilli  = "m"
 	UnitMiB    = "MiB"
 )
@@ -69,7 +70,7 @@ func BuildGraph(nodes []*Node, rackLabel string) (*resource.Graph, error) {
 		zones[zone][rack] = append(zones[zone][rack], i)
 	}
 	g := resource.New()
-	tCluster, tZone, tRack, tNode := g.Intern("cluster"), g.Intern("zone"), g.Intern("rack"), g.Intern("node")
+	tCluster, tZone, tRack, tNode := g.Intern("cluster"), g.Intern("zone"), g.Intern("rack"), g.Intern(typeNode)
 	tCPU, tMem, tGPU, tPods := g.Intern(TypeCPU), g.Intern(TypeMemory), g.Intern(TypeGPU), g.Intern(TypePods)
 	uniq := int64(0)
 	add := func(v resource.Vertex, parent int32) (int32, error) {
@@ -189,7 +190,13 @@ type slotGroup struct {
 // shape1, ... in order of first appearance. requires is nil or one per
 // pod. The slot requests come back with the pods they stand for, in
 // jobspec order, so the caller can tell which pod a placed slot is.
-func groupJobspec(shapes []Shape, requires []*jobspec.Constraint, constraint *jobspec.Constraint, duration int64) (*jobspec.Jobspec, []slotGroup, error) {
+//
+// apart asks for every pod on a node of its own. With one slot request
+// that is node[n] holding one slot each (the nodes shared with other
+// jobs, as any node outside a slot); pods of several shapes or requires
+// cannot say so, and are placed as slots, which a node's filters may turn
+// away (avoid.go).
+func groupJobspec(shapes []Shape, requires []*jobspec.Constraint, constraint *jobspec.Constraint, duration int64, apart bool) (*jobspec.Jobspec, []slotGroup, error) {
 	if len(shapes) == 0 {
 		return nil, nil, fmt.Errorf("a group needs at least one pod")
 	}
@@ -216,6 +223,10 @@ func groupJobspec(shapes []Shape, requires []*jobspec.Constraint, constraint *jo
 	rs := make([]*jobspec.ResourceBuilder, len(groups))
 	for i, sg := range groups {
 		rs[i] = jobspec.Slot(int64(len(sg.pods)), sg.label).With(sg.shape.with()...).Requires(sg.requires)
+	}
+	if apart && len(groups) == 1 && len(shapes) > 1 {
+		sg := groups[0]
+		rs[0] = jobspec.R(typeNode, int64(len(sg.pods))).With(jobspec.Slot(1, sg.label).With(sg.shape.with()...).Requires(sg.requires))
 	}
 	b := jobspec.New(rs...).Duration(duration)
 	if constraint != nil {

@@ -137,7 +137,7 @@ func (c *Core) setMember(g *group, p *Pod) {
 // asksOtherwise reports whether two views of a pod differ in what the
 // group's request is built from.
 func asksOtherwise(a, b *Pod) bool {
-	return a.Invalid != b.Invalid || a.Requests != b.Requests || a.Duration != b.Duration || filterKey(a) != filterKey(b)
+	return a.Invalid != b.Invalid || a.Requests != b.Requests || a.Duration != b.Duration || a.Apart != b.Apart || filterKey(a) != filterKey(b)
 }
 
 func (c *Core) addForeign(p *Pod) {

@@ -25,6 +25,7 @@ func joinNames(names []string) string { return strings.Join(names, ",") }
 // carries its own, so a launcher and its workers may use different pools.
 func (c *Core) groupRequest(g *group, pods []*Pod, standIns int, standIn Shape) (*jobspec.Jobspec, []slotGroup, error) {
 	var dur int64
+	apart := true
 	shapes := make([]Shape, 0, len(pods)+standIns)
 	requires := make([]*jobspec.Constraint, 0, len(pods)+standIns)
 	for _, p := range pods {
@@ -32,6 +33,7 @@ func (c *Core) groupRequest(g *group, pods []*Pod, standIns int, standIn Shape) 
 			return nil, nil, &PodError{Pod: p.String(), Reason: p.Invalid}
 		}
 		dur = max(dur, p.Duration)
+		apart = apart && p.Apart
 		shapes = append(shapes, ShapeOf(p.Requests))
 		var con *jobspec.Constraint
 		if p.Filter != nil {
@@ -51,12 +53,12 @@ func (c *Core) groupRequest(g *group, pods []*Pod, standIns int, standIn Shape) 
 	}
 	dur = c.seconds(dur)
 	if shared := requires[0]; shared != nil && !slices.ContainsFunc(requires, func(r *jobspec.Constraint) bool { return r != shared }) {
-		return groupJobspec(shapes, nil, shared, dur)
+		return groupJobspec(shapes, nil, shared, dur, apart)
 	}
 	if !slices.ContainsFunc(requires, func(r *jobspec.Constraint) bool { return r != nil }) {
 		requires = nil
 	}
-	return groupJobspec(shapes, requires, nil, dur)
+	return groupJobspec(shapes, requires, nil, dur, apart)
 }
 
 // admission is a filter's answer for the nodes of one generation: the

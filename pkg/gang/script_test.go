@@ -179,6 +179,7 @@ func (s *script) exec(f []string) error {
 			p.Filter = labelFilter{sel: sel, tol: tol}
 		}
 		p.Invalid = strings.ReplaceAll(args["bad"], "_", " ")
+		p.Apart = args["apart"] == "true" // one per node, as the engine knows it
 		id := NewGroupID("ns", f[1], 1, SourcePod)
 		if g := args["group"]; g != "" {
 			name, size, _ := strings.Cut(g, "/")

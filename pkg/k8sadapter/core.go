@@ -72,6 +72,7 @@ func (o GraphOptions) CorePod(p *corev1.Pod, owned bool) gang.Pod {
 	} else {
 		out.Filter = f
 	}
+	out.Apart = RepelsItself(p)
 	if g, found, err := ParseGroup(p); err == nil && found && g.Size > 0 {
 		out.Labeled = gang.NewGroupID(p.Namespace, g.Name, g.Size, gang.SourceLabel)
 	}

@@ -10,13 +10,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
-// What the engine does not model, kube-scheduler's own filters still
-// check: here a group whose pods may not share a node (required pod
-// anti-affinity on the hostname, as MPI jobs ask for one rank per node).
-// The engine packs both pods onto one node, which turns the second away;
-// the group must then be placed elsewhere, not on the same node again and
-// again.
-func TestTurnedAwayGroupAvoidsTheNode(t *testing.T) {
+// A group whose pods may not share a node (a required pod anti-affinity on
+// the hostname that selects the group's own pods, as MPI jobs ask for one
+// rank per node) goes on distinct nodes in its first placement: the
+// engine reads the term from the pods. Nodes have room for all three
+// pods, so without it the engine would pack them onto one.
+func TestAntiAffinityGroupSpreads(t *testing.T) {
 	c := newCluster(t)
 	c.addNodes("node", 3, "4", "8Gi")
 	inv, _, _ := c.runFluence(nil)
@@ -31,23 +30,76 @@ func TestTurnedAwayGroupAvoidsTheNode(t *testing.T) {
 		}}
 	}
 	c.createPods(pods...)
+	nodes := waitAllBound(c, pods, time.Minute)
+	if len(nodes) != len(pods) {
+		t.Errorf("the group's pods share nodes: %v", nodes)
+	}
+	// Events are recorded asynchronously: give a withdrawal, had there
+	// been one, time to arrive.
+	time.Sleep(time.Second)
+	if notes := c.eventNotes(pods[0].Name, "FluenceGroupWithdrawn"); len(notes) > 0 {
+		t.Errorf("the group was withdrawn before it spread: %q", notes)
+	}
+	c.checkInvariants(inv)
+}
 
-	err := wait.PollUntilContextTimeout(c.Ctx, 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+// What the engine does not model, kube-scheduler's own filters still check:
+// here two pods of a group ask for the same host port, which the engine,
+// packing them onto one node, does not know. The node turns the second
+// away; the group must then be placed with that pod elsewhere, not on the
+// same node again and again.
+func TestTurnedAwayGroupAvoidsTheNode(t *testing.T) {
+	c := newCluster(t)
+	c.addNodes("node", 2, "4", "8Gi")
+	inv, _, _ := c.runFluence(nil)
+
+	pods := groupPods("ports", 2, "1", 0, 0)
+	for _, p := range pods {
+		p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 8080, HostPort: 8080, Protocol: corev1.ProtocolTCP}}
+	}
+	c.createPods(pods...)
+	nodes := waitAllBound(c, pods, time.Minute)
+	if len(nodes) != len(pods) {
+		t.Errorf("the group's pods share nodes: %v", nodes)
+	}
+	// That a node turned a pod away first, or the test proves nothing.
+	c.waitForEvent(10*time.Second, pods[0].Name, "FluenceGroupWithdrawn", "turned pod")
+	c.checkInvariants(inv)
+}
+
+// eventNotes lists the notes of the events on a pod of c.NS with the reason.
+func (c *cluster) eventNotes(pod, reason string) []string {
+	c.t.Helper()
+	list, err := c.Client.EventsV1().Events(c.NS).List(c.Ctx, metav1.ListOptions{})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var out []string
+	for _, e := range list.Items {
+		if e.Regarding.Name == pod && e.Reason == reason {
+			out = append(out, e.Note)
+		}
+	}
+	return out
+}
+
+// waitAllBound waits until every pod is bound and returns the nodes they
+// are bound to.
+func waitAllBound(c *cluster, pods []*corev1.Pod, timeout time.Duration) map[string]bool {
+	c.t.Helper()
+	err := wait.PollUntilContextTimeout(c.Ctx, 200*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		return c.boundCount(names(pods)...) == len(pods), nil
 	})
 	if err != nil {
-		t.Fatalf("%d of the group's %d pods bound after 2 minutes", c.boundCount(names(pods)...), len(pods))
+		c.t.Fatalf("%d of the group's %d pods bound after %s", c.boundCount(names(pods)...), len(pods), timeout)
 	}
 	nodes := map[string]bool{}
 	for _, p := range pods {
 		got, err := c.Client.CoreV1().Pods(c.NS).Get(c.Ctx, p.Name, metav1.GetOptions{})
 		if err != nil {
-			t.Fatal(err)
+			c.t.Fatal(err)
 		}
 		nodes[got.Spec.NodeName] = true
 	}
-	if len(nodes) != len(pods) {
-		t.Errorf("the group's pods share nodes: %v", nodes)
-	}
-	c.checkInvariants(inv)
+	return nodes
 }
