@@ -54,11 +54,26 @@ func NewFramework(core *Core, bind func(p *Pod, node string) error) *Framework {
 }
 
 // Add queues a new pending pod of the given group. The core sees it too,
-// as an informer would show it.
+// as an informer would show it. A gated pod waits outside the queue, as
+// kube-scheduler's PreEnqueue keeps it, until Ungate.
 func (f *Framework) Add(p Pod, id GroupID, now int64) {
 	f.pods[p.UID] = &fwPod{pod: p, group: id}
-	f.activate(p.UID)
+	if !p.Gated {
+		f.activate(p.UID)
+	}
 	f.Core.PodSeen(p, now)
+}
+
+// Ungate lifts a pod's scheduling gates: the core sees the change and the
+// pod joins the queue.
+func (f *Framework) Ungate(uid string, now int64) {
+	fp := f.pods[uid]
+	if fp == nil || !fp.pod.Gated {
+		return
+	}
+	fp.pod.Gated = false
+	f.Core.PodSeen(fp.pod, now)
+	f.activate(uid)
 }
 
 // Remove forgets a pod (bound pods leave the queue; deleted pods too).

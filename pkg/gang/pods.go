@@ -18,7 +18,7 @@ func (c *Core) PodSeen(p Pod, now int64) {
 	if p.NodeName == "" {
 		key, known := c.podKey[p.UID]
 		switch {
-		case !known && p.Owned && !p.Deleting && p.Labeled.Key != "":
+		case !known && p.Owned && !p.Deleting && !p.Gated && p.Labeled.Key != "":
 			// Count the pods of labelled groups as they are created, so
 			// the first of them to be scheduled finds the group whole.
 			if g := c.groups[p.Labeled.Key]; g == nil || g.id.Size == p.Labeled.Size {

@@ -180,6 +180,7 @@ func (s *script) exec(f []string) error {
 		}
 		p.Invalid = strings.ReplaceAll(args["bad"], "_", " ")
 		p.Apart = args["apart"] == "true" // one per node, as the engine knows it
+		p.Gated = args["gated"] == "true" // scheduling gates: see "ungate"
 		id := NewGroupID("ns", f[1], 1, SourcePod)
 		if g := args["group"]; g != "" {
 			name, size, _ := strings.Cut(g, "/")
@@ -217,6 +218,15 @@ func (s *script) exec(f []string) error {
 			fp.pod = *p
 		}
 		s.core.PodSeen(*p, s.now)
+		s.print(s.core.Ready())
+	case "ungate":
+		// The pod's scheduling gates are lifted.
+		p := s.pods[f[1]]
+		if p == nil {
+			return fmt.Errorf("no pod %s", f[1])
+		}
+		p.Gated = false
+		s.fw.Ungate(p.UID, s.now)
 		s.print(s.core.Ready())
 	case "foreign":
 		p := &Pod{UID: "uid-" + f[1], Namespace: "ns", Name: f[1], NodeName: args["node"],

@@ -139,6 +139,11 @@ type Pod struct {
 	Done bool
 	// Deleting: the pod is being deleted and will not be scheduled.
 	Deleting bool
+	// Gated: the pod has scheduling gates (Kueue holds pods so until
+	// their workload is admitted). kube-scheduler does not try it, and
+	// its group does not count it until the gates are lifted: a group
+	// of gated pods holds nothing.
+	Gated bool
 	// Allocation is the allocation record written at binding (see
 	// Core.Record), when the pod carries one.
 	Allocation string

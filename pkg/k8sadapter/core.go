@@ -53,6 +53,7 @@ func (o GraphOptions) CorePod(p *corev1.Pod, owned bool) gang.Pod {
 		NodeName:   p.Spec.NodeName,
 		Done:       p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed,
 		Deleting:   p.DeletionTimestamp != nil,
+		Gated:      len(p.Spec.SchedulingGates) > 0,
 		Allocation: p.Annotations[AllocationKey],
 	}
 	if !owned || p.Spec.NodeName != "" {

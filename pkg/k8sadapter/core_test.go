@@ -3,6 +3,8 @@ package k8sadapter
 import (
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/fluence-sched/fluence/pkg/gang"
 )
 
@@ -27,5 +29,13 @@ func TestCorePod(t *testing.T) {
 	}
 	if foreign := (GraphOptions{}).CorePod(makePod("q").annotate(DurationKey, "soon").obj(), false); foreign.Invalid != "" || foreign.Filter != nil {
 		t.Errorf("another scheduler's pod is read for its requests only: %+v", foreign)
+	}
+	if labelled.Gated {
+		t.Error("a pod without scheduling gates is Gated")
+	}
+	gated := makePod("p").label(PodGroupKey, "g").label(GroupSizeKey, "4").obj()
+	gated.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "kueue.x-k8s.io/admission"}}
+	if !(GraphOptions{}).CorePod(gated, true).Gated {
+		t.Error("a pod with scheduling gates is not Gated")
 	}
 }
