@@ -18,17 +18,23 @@ import (
 // through (what the nodes refused then no longer matters), when the pod
 // goes, when it would leave the pod no node at all, and when the group
 // could never be placed with it (then the group is judged without it,
-// never rejected for it).
+// never rejected for it). Once dropped so, refusals narrow nothing down
+// any more and the hold between placements doubles (TurnedAway).
 
-// avoidNode records that node turned the pod away.
-func (c *Core) avoidNode(g *group, uid, node string) {
+// avoidNode records that node turned the pod away, and reports whether
+// that was news: a refusal already known (the pod was sent there again
+// after its memory was dropped) teaches nothing.
+func (c *Core) avoidNode(g *group, uid, node string) bool {
 	av := g.avoid[uid]
-	if i, found := slices.BinarySearch(av, node); !found {
-		if g.avoid == nil {
-			g.avoid = map[string][]string{}
-		}
-		g.avoid[uid] = slices.Insert(av, i, node)
+	i, found := slices.BinarySearch(av, node)
+	if found {
+		return false
 	}
+	if g.avoid == nil {
+		g.avoid = map[string][]string{}
+	}
+	g.avoid[uid] = slices.Insert(av, i, node)
+	return true
 }
 
 // avoiding narrows where a pod may go (con; nil for any node) by the
@@ -50,6 +56,7 @@ func (c *Core) avoiding(g *group, p *Pod, con *jobspec.Constraint) *jobspec.Cons
 	}
 	if len(names) == 0 {
 		delete(g.avoid, p.UID)
+		g.avoidSpent = true
 		return con
 	}
 	return jobspec.Hosts(names...)

@@ -155,13 +155,19 @@ func (c *Core) TurnedAway(uid, why string, now int64) {
 	if err != nil || !a.withdrawable() {
 		return
 	}
-	c.avoidNode(g, uid, s.node)
+	learned := c.avoidNode(g, uid, s.node)
 	c.withdraw(g, a, fmt.Sprintf("node %s turned pod %s away: %s", s.node, c.name(uid), why))
-	// Placing the group again at once would likely choose the same node:
-	// hold off for a few seconds, doubling on each repeat, so a lasting
-	// disagreement does not become a hot loop. The group asks again at
-	// once, in its old place, for a start after the hold.
-	g.holdStep = min(max(2*g.holdStep, c.seconds(2)), c.seconds(60))
+	// Placing the group again at once could meet the same refusal: hold
+	// off for a few seconds. A refusal that taught something new keeps
+	// the hold short, as the next placement differs; one that did not
+	// doubles it, up to a minute, so a lasting disagreement does not
+	// become a loop. The group asks again at once, in its old place, for
+	// a start after the hold.
+	if learned && !g.avoidSpent {
+		g.holdStep = c.seconds(2)
+	} else {
+		g.holdStep = min(max(2*g.holdStep, c.seconds(2)), c.seconds(60))
+	}
 	c.setHoldUntil(g, c.now+g.holdStep)
 	g.heldSubmit = a.submit
 	c.held[g.id.Key] = true
@@ -194,7 +200,7 @@ func (c *Core) Permit(uid string) (bool, error) {
 		}
 	}
 	a.committed = true
-	g.avoid = nil // the placement held: what the nodes refused is history
+	g.avoid, g.avoidSpent, g.holdStep = nil, false, 0 // the placement held: what the nodes refused is history
 	c.fx.out.Allow = append(c.fx.out.Allow, siblings...)
 	return true, nil
 }

@@ -312,7 +312,7 @@ func (c *Core) submitPods(g *group, pods []*Pod, submit int64) {
 		if len(g.avoid) > 0 {
 			// Left out of the nodes that turned its pods away, the
 			// group could never fit: judge it as it is (avoid.go).
-			g.avoid = nil
+			g.avoid, g.avoidSpent = nil, true
 			c.submitPods(g, pods, submit)
 			return
 		}
@@ -520,7 +520,6 @@ func (c *Core) started(g *group, a *alloc, at int64) {
 	}
 	c.touch(g)
 	a.running, a.start = true, at
-	g.holdStep = 0
 	a.dur = info.Duration
 	c.planned(g, a)
 	a.recorded = fmt.Sprintf("%s@%s-%d", g.id.Key, c.cfg.RunID, a.id)

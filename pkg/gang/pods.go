@@ -83,7 +83,7 @@ func (c *Core) letThrough(g *group, a *alloc) {
 		}
 	}
 	a.committed = true
-	g.avoid = nil
+	g.avoid, g.avoidSpent, g.holdStep = nil, false, 0
 	c.fx.out.Allow = append(c.fx.out.Allow, waiting...)
 }
 

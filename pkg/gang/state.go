@@ -90,6 +90,10 @@ type group struct {
 	// was last let through, sorted. Its next placements leave them out
 	// (avoid.go).
 	avoid map[string][]string
+	// avoidSpent: the memory was dropped (it left a pod no node, or the
+	// group could not fit with it) since the group was last let through:
+	// refusals no longer narrow anything down.
+	avoidSpent bool
 	// checked and checkedPods are the graph generation and the number of
 	// pods at which the group was last judged from its first pods.
 	checked     int64
