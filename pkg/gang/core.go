@@ -75,6 +75,9 @@ type Core struct {
 	// asked them for a request (touched.go).
 	touched map[string]bool
 	podKey  map[string]string // UID -> group key
+	// gated: labelled pods that wait for their scheduling gates, UID ->
+	// group key. They are not members; messages count them.
+	gated   map[string]string
 	byAlloc map[int64]*group
 	// held: groups a node turned away, waiting out their hold.
 	held map[string]bool
@@ -126,6 +129,7 @@ func New(cfg Config) (*Core, error) {
 		groups:     map[string]*group{},
 		touched:    map[string]bool{},
 		podKey:     map[string]string{},
+		gated:      map[string]string{},
 		byAlloc:    map[int64]*group{},
 		held:       map[string]bool{},
 		foreign:    map[string]map[string]Resources{},

@@ -54,8 +54,9 @@ func (c *Core) Place(p Pod, id GroupID, now int64) Verdict {
 	if g.queuedPods() == 0 {
 		have := len(c.unslotted(g)) + g.liveSlots()
 		if have < int(g.id.Size) {
-			c.condition(g, Waiting, fmt.Sprintf("waiting for pods: %d of %d exist", have, g.id.Size))
-			return waitf("waiting for the pods of group %s: %d of %d exist", g.id.Key, have, g.id.Size)
+			gated := gatedNote(c.gatedIn(g.id.Key))
+			c.condition(g, Waiting, fmt.Sprintf("waiting for pods: %d of %d exist%s", have, g.id.Size, gated))
+			return waitf("waiting for the pods of group %s: %d of %d exist%s", g.id.Key, have, g.id.Size, gated)
 		}
 		return waitf("group %s already has its %d pods placed; this pod waits for a slot", g.id.Key, g.id.Size)
 	}

@@ -108,6 +108,12 @@ func (s *Snapshot) Explain(key string) (Explanation, bool) {
 			break
 		}
 		e.Summary = fmt.Sprintf("%s waits for its pods: %d of %d exist (it was first seen %s).", key, g.Pods, g.ID.Size, s.ago(g.Since))
+		switch {
+		case g.Gated == 1:
+			e.Details = append(e.Details, "1 more exists but waits for its scheduling gates (spec.schedulingGates); it counts once they are lifted.")
+		case g.Gated > 1:
+			e.Details = append(e.Details, fmt.Sprintf("%d more exist but wait for their scheduling gates (spec.schedulingGates); they count once the gates are lifted.", g.Gated))
+		}
 		if g.Placed > 0 {
 			e.Details = append(e.Details, fmt.Sprintf("%d of its pods hold a place; it asks for the others once they exist.", g.Placed))
 		}

@@ -11,6 +11,11 @@ import (
 // Place is the scheduling cycle's.
 func (c *Core) PodSeen(p Pod, now int64) {
 	c.advance(now)
+	if p.Gated && p.Owned && !p.Done && !p.Deleting && p.NodeName == "" && p.Labeled.Key != "" {
+		c.gated[p.UID] = p.Labeled.Key
+	} else {
+		delete(c.gated, p.UID)
+	}
 	if p.Done {
 		c.podGone(p.UID)
 		return
@@ -223,6 +228,7 @@ func (c *Core) adopt(p *Pod) {
 // first; a pod that goes away before its allocation was let through
 // withdraws the whole allocation.
 func (c *Core) podGone(uid string) {
+	delete(c.gated, uid)
 	if node, ok := c.foreignNode[uid]; ok {
 		delete(c.foreignNode, uid)
 		delete(c.foreign[node], uid)
@@ -334,4 +340,27 @@ func (c *Core) detach(g *group, uid string, settle func(a *alloc, s *slot)) {
 			c.dropAlloc(g, a)
 		}
 	}
+}
+
+// gatedIn counts the labelled pods of a group that wait for their
+// scheduling gates.
+func (c *Core) gatedIn(key string) int {
+	n := 0
+	for _, k := range c.gated {
+		if k == key {
+			n++
+		}
+	}
+	return n
+}
+
+// gatedNote says how many more pods of a group wait for their gates.
+func gatedNote(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return " (1 more waits for its scheduling gates)"
+	}
+	return fmt.Sprintf(" (%d more wait for their scheduling gates)", n)
 }

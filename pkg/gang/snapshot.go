@@ -66,6 +66,9 @@ type GroupStatus struct {
 	Pods, Placed, Bound int
 	// Since is when the core first saw the group.
 	Since int64
+	// Gated counts its labelled pods that wait for their scheduling
+	// gates; they are not in Pods until the gates are lifted.
+	Gated int
 	// Started is the start of its earliest live allocation; -1 when none.
 	Started int64
 	// PlannedEnd is the latest planned end of its live allocations; -1
@@ -281,6 +284,7 @@ func (c *Core) groupStatus(g *group, fr *freeNodes) GroupStatus {
 	st := GroupStatus{
 		ID: g.id, Phase: g.phase().String(), Reason: g.reason, Priority: g.priority,
 		Pods: len(g.members), Since: g.since, Started: -1, PlannedEnd: -1, ReservedAt: g.reservedAt,
+		Gated: c.gatedIn(g.id.Key),
 	}
 	if g.holdUntil > c.now {
 		st.HeldUntil = g.holdUntil
