@@ -150,13 +150,21 @@ func (c *Core) Unreserve(uid string, now int64) {
 // placed it there (the stock filters disagree: a taint, a port, a volume,
 // or a finished pod the framework's cache still counts). The allocation is
 // withdrawn while it may be, and the group is held off for a moment.
-func (c *Core) TurnedAway(uid, why string, now int64) {
+//
+// lagging says the refusal was about what the engine counts itself (the
+// node's CPU, memory, pods or GPUs): the engine's accounting is right and
+// the framework's view will catch up (a pod that ended is still counted
+// there), so the node is not left out of the next placements.
+func (c *Core) TurnedAway(uid, why string, lagging bool, now int64) {
 	c.advance(now)
 	g, a, s, err := c.podSlot(uid)
 	if err != nil || !a.withdrawable() {
 		return
 	}
-	learned := c.avoidNode(g, uid, s.node)
+	learned := false
+	if !lagging {
+		learned = c.avoidNode(g, uid, s.node)
+	}
 	c.withdraw(g, a, fmt.Sprintf("node %s turned pod %s away: %s", s.node, c.name(uid), why))
 	// Placing the group again at once could meet the same refusal: hold
 	// off for a few seconds. A refusal that taught something new keeps

@@ -138,7 +138,7 @@ func (f *Framework) cycle(uid string, now int64, out *[]Trace) {
 	if v.Node != "" && f.Filter != nil {
 		if why := f.Filter(&fp.pod, v.Node); why != "" {
 			*out = append(*out, Trace{Pod: fp.pod.String(), Verdict: Verdict{Reason: "node " + v.Node + " turned the pod away: " + why}})
-			f.Core.TurnedAway(uid, why, now)
+			f.Core.TurnedAway(uid, why, false, now)
 			f.apply(f.Core.Ready(), now, out)
 			return
 		}

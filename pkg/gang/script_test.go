@@ -268,7 +268,8 @@ func (s *script) exec(f []string) error {
 		p := s.pods[f[1]]
 		v := s.core.Place(*p, s.groups[f[1]], s.now)
 		fmt.Fprintf(&s.out, "  %s: placed on %s, turned away there\n", p, v.Node)
-		s.core.TurnedAway(p.UID, strings.Join(f[2:], " "), s.now)
+		why := strings.Join(f[2:], " ")
+		s.core.TurnedAway(p.UID, why, strings.HasPrefix(why, "Insufficient cpu"), s.now)
 		var out []Trace
 		s.fw.apply(s.core.Ready(), s.now, &out)
 		s.trace(out)

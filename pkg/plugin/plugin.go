@@ -433,10 +433,14 @@ func (p *Plugin) PostFilter(_ context.Context, state fwk.CycleState, pod *corev1
 	}
 	node := d.(*pinned).node
 	why := "filtered out"
-	if s := m.Get(node); s != nil && s.Message() != "" {
-		why = s.Message()
+	lagging := false
+	if s := m.Get(node); s != nil {
+		if s.Message() != "" {
+			why = s.Message()
+		}
+		lagging = p.opts.CountedRefusal(s.Plugin(), s.Reasons())
 	}
-	p.do(func(now int64) { p.core.TurnedAway(string(pod.UID), why, now) })
+	p.do(func(now int64) { p.core.TurnedAway(string(pod.UID), why, lagging, now) })
 	return nil, fwk.NewStatus(fwk.Unschedulable, "fluence: node "+node+" turned the pod away: "+why)
 }
 
