@@ -37,21 +37,24 @@ func (c *Core) avoidNode(g *group, uid, node string) bool {
 	return true
 }
 
-// avoiding narrows where a pod may go (con; nil for any node) by the
-// nodes that turned it away. When that leaves no node, the pod's memory is
-// dropped and con stands.
-func (c *Core) avoiding(g *group, p *Pod, con *jobspec.Constraint) *jobspec.Constraint {
+// avoiding narrows where a pod may go (con, the hostlist of the nodes its
+// filter admits, admits; nil for any node) by the nodes that turned it
+// away. When that leaves no node, the pod's memory is dropped and con
+// stands.
+func (c *Core) avoiding(g *group, p *Pod, con *jobspec.Constraint, admits []string) *jobspec.Constraint {
 	av := g.avoid[p.UID]
 	if len(av) == 0 {
 		return con
 	}
-	var names []string
-	for _, n := range c.sortedNodes() {
-		if _, refused := slices.BinarySearch(av, n.Name); refused {
-			continue
+	if admits == nil {
+		for _, n := range c.sortedNodes() {
+			admits = append(admits, n.Name)
 		}
-		if p.Filter == nil || p.Filter.Admits(n) {
-			names = append(names, n.Name)
+	}
+	var names []string
+	for _, n := range admits {
+		if _, refused := slices.BinarySearch(av, n); !refused {
+			names = append(names, n)
 		}
 	}
 	if len(names) == 0 {

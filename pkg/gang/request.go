@@ -36,13 +36,15 @@ func (c *Core) groupRequest(g *group, pods []*Pod, standIns int, standIn Shape) 
 		apart = apart && p.Apart
 		shapes = append(shapes, ShapeOf(p.Requests))
 		var con *jobspec.Constraint
+		var admits []string // nil: every node
 		if p.Filter != nil {
-			var err error
-			if con, err = c.admitted(p); err != nil {
-				return nil, nil, err
+			a := c.admission(p)
+			if a.none != "" {
+				return nil, nil, &PodError{Pod: p.String(), Reason: "no node satisfies its requirements: " + a.none}
 			}
+			con, admits = a.hosts, a.names
 		}
-		requires = append(requires, c.avoiding(g, p, con))
+		requires = append(requires, c.avoiding(g, p, con, admits))
 	}
 	for range standIns {
 		shapes = append(shapes, standIn)
@@ -62,18 +64,19 @@ func (c *Core) groupRequest(g *group, pods []*Pod, standIns int, standIn Shape) 
 }
 
 // admission is a filter's answer for the nodes of one generation: the
-// hostlist of the nodes it admits (nil when it admits them all), or why it
-// admits none.
+// nodes it admits, by name in node order, and their hostlist (nil when it
+// admits them all), or why it admits none.
 type admission struct {
+	names []string
 	hosts *jobspec.Constraint
 	none  string
 }
 
-// admitted evaluates the pod's filter against the nodes as they are now.
+// admission evaluates the pod's filter against the nodes as they are now.
 // Answers are shared by pods with the same requirements until the nodes
 // change: pods that only avoid tainted nodes are judged once, not once
 // per pod.
-func (c *Core) admitted(p *Pod) (*jobspec.Constraint, error) {
+func (c *Core) admission(p *Pod) admission {
 	if c.admitGen != c.nodeGen || c.admitCache == nil {
 		c.admitCache, c.admitGen = map[string]admission{}, c.nodeGen
 	}
@@ -81,24 +84,20 @@ func (c *Core) admitted(p *Pod) (*jobspec.Constraint, error) {
 	a, ok := c.admitCache[k]
 	if !ok {
 		nodes := c.sortedNodes()
-		var names []string
 		for _, n := range nodes {
 			if p.Filter.Admits(n) {
-				names = append(names, n.Name)
+				a.names = append(a.names, n.Name)
 			}
 		}
 		switch {
-		case len(names) == 0:
+		case len(a.names) == 0:
 			a.none = p.Filter.Why(nodes)
-		case len(names) < len(nodes):
-			a.hosts = jobspec.Hosts(names...)
+		case len(a.names) < len(nodes):
+			a.hosts = jobspec.Hosts(a.names...)
 		}
 		c.admitCache[k] = a
 	}
-	if a.none != "" {
-		return nil, &PodError{Pod: p.String(), Reason: "no node satisfies its requirements: " + a.none}
-	}
-	return a.hosts, nil
+	return a
 }
 
 // PodError says why a pod cannot be placed as it is.
