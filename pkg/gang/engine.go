@@ -317,7 +317,7 @@ func (c *Core) submitPods(g *group, pods []*Pod, submit int64) {
 			return
 		}
 		why := err.Error()
-		if !slices.ContainsFunc(pods, func(p *Pod) bool { return !p.Apart }) && len(pods) > 1 {
+		if onePerNode(js) {
 			why += " (its pods may not share a node: a required pod anti-affinity on the hostname)"
 		}
 		c.reject(g, "cannot be placed on this cluster: "+why)

@@ -185,6 +185,12 @@ type slotGroup struct {
 	pods     []int
 }
 
+// onePerNode reports whether groupJobspec asked for the pods on distinct
+// nodes (apart).
+func onePerNode(js *jobspec.Jobspec) bool {
+	return len(js.Resources) == 1 && js.Resources[0].Type == typeNode
+}
+
 // groupJobspec builds the jobspec of some pods of a group: one slot per
 // pod, one slot request per distinct shape and requires, labelled shape0,
 // shape1, ... in order of first appearance. requires is nil or one per
