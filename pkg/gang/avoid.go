@@ -21,6 +21,13 @@ import (
 // never rejected for it). Once dropped so, refusals narrow nothing down
 // any more and the hold between placements doubles (TurnedAway).
 
+// placementHeld forgets the refusals once an allocation of the group is
+// let through: what the nodes refused then no longer matters, and the
+// next refusal starts the holds afresh.
+func (g *group) placementHeld() {
+	g.avoid, g.avoidSpent, g.holdStep = nil, false, 0
+}
+
 // avoidNode records that node turned the pod away, and reports whether
 // that was news: a refusal already known (the pod was sent there again
 // after its memory was dropped) teaches nothing.

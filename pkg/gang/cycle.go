@@ -209,7 +209,7 @@ func (c *Core) Permit(uid string) (bool, error) {
 		}
 	}
 	a.committed = true
-	g.avoid, g.avoidSpent, g.holdStep = nil, false, 0 // the placement held: what the nodes refused is history
+	g.placementHeld()
 	c.fx.out.Allow = append(c.fx.out.Allow, siblings...)
 	return true, nil
 }

@@ -88,7 +88,7 @@ func (c *Core) letThrough(g *group, a *alloc) {
 		}
 	}
 	a.committed = true
-	g.avoid, g.avoidSpent, g.holdStep = nil, false, 0
+	g.placementHeld()
 	c.fx.out.Allow = append(c.fx.out.Allow, waiting...)
 }
 
