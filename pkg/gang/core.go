@@ -76,9 +76,11 @@ type Core struct {
 	touched map[string]bool
 	podKey  map[string]string // UID -> group key
 	// gated: labelled pods that wait for their scheduling gates, UID ->
-	// group key. They are not members; messages count them.
-	gated   map[string]string
-	byAlloc map[int64]*group
+	// group key, and how many each group has (setGated keeps both). They
+	// are not members; messages count them.
+	gated      map[string]string
+	gatedCount map[string]int
+	byAlloc    map[int64]*group
 	// held: groups a node turned away, waiting out their hold.
 	held map[string]bool
 
@@ -130,6 +132,7 @@ func New(cfg Config) (*Core, error) {
 		touched:    map[string]bool{},
 		podKey:     map[string]string{},
 		gated:      map[string]string{},
+		gatedCount: map[string]int{},
 		byAlloc:    map[int64]*group{},
 		held:       map[string]bool{},
 		foreign:    map[string]map[string]Resources{},

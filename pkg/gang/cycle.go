@@ -54,7 +54,7 @@ func (c *Core) Place(p Pod, id GroupID, now int64) Verdict {
 	if g.queuedPods() == 0 {
 		have := len(c.unslotted(g)) + g.liveSlots()
 		if have < int(g.id.Size) {
-			gated := gatedNote(c.gatedIn(g.id.Key))
+			gated := gatedNote(c.gatedCount[g.id.Key])
 			c.condition(g, Waiting, fmt.Sprintf("waiting for pods: %d of %d exist%s", have, g.id.Size, gated))
 			return waitf("waiting for the pods of group %s: %d of %d exist%s", g.id.Key, have, g.id.Size, gated)
 		}

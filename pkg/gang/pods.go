@@ -11,10 +11,10 @@ import (
 // Place is the scheduling cycle's.
 func (c *Core) PodSeen(p Pod, now int64) {
 	c.advance(now)
-	if p.Gated && p.Owned && !p.Done && !p.Deleting && p.NodeName == "" && p.Labeled.Key != "" {
-		c.gated[p.UID] = p.Labeled.Key
+	if p.Gated && p.Owned && !p.Done && !p.Deleting && p.NodeName == "" {
+		c.setGated(p.UID, p.Labeled.Key)
 	} else {
-		delete(c.gated, p.UID)
+		c.setGated(p.UID, "")
 	}
 	if p.Done {
 		c.podGone(p.UID)
@@ -228,7 +228,7 @@ func (c *Core) adopt(p *Pod) {
 // first; a pod that goes away before its allocation was let through
 // withdraws the whole allocation.
 func (c *Core) podGone(uid string) {
-	delete(c.gated, uid)
+	c.setGated(uid, "")
 	if node, ok := c.foreignNode[uid]; ok {
 		delete(c.foreignNode, uid)
 		delete(c.foreign[node], uid)
@@ -342,16 +342,23 @@ func (c *Core) detach(g *group, uid string, settle func(a *alloc, s *slot)) {
 	}
 }
 
-// gatedIn counts the labelled pods of a group that wait for their
-// scheduling gates.
-func (c *Core) gatedIn(key string) int {
-	n := 0
-	for _, k := range c.gated {
-		if k == key {
-			n++
-		}
+// setGated records that a pod waits for its scheduling gates in the
+// labelled group key, or, with key "", that it does not.
+func (c *Core) setGated(uid, key string) {
+	old, was := c.gated[uid]
+	if was && old == key {
+		return
 	}
-	return n
+	if was {
+		if c.gatedCount[old]--; c.gatedCount[old] == 0 {
+			delete(c.gatedCount, old)
+		}
+		delete(c.gated, uid)
+	}
+	if key != "" {
+		c.gated[uid] = key
+		c.gatedCount[key]++
+	}
 }
 
 // gatedNote says how many more pods of a group wait for their gates.

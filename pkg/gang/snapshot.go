@@ -284,7 +284,7 @@ func (c *Core) groupStatus(g *group, fr *freeNodes) GroupStatus {
 	st := GroupStatus{
 		ID: g.id, Phase: g.phase().String(), Reason: g.reason, Priority: g.priority,
 		Pods: len(g.members), Since: g.since, Started: -1, PlannedEnd: -1, ReservedAt: g.reservedAt,
-		Gated: c.gatedIn(g.id.Key),
+		Gated: c.gatedCount[g.id.Key],
 	}
 	if g.holdUntil > c.now {
 		st.HeldUntil = g.holdUntil
