@@ -17,9 +17,7 @@ import (
 // ungated group behind it runs anyway, and the gated one runs once its
 // gates are lifted.
 func TestGatedGroupHoldsNothing(t *testing.T) {
-	c := newCluster(t)
-	c.addNodes("node", 2, "2", "4Gi")
-	inv, _, _ := c.runFluence(nil)
+	c, inv, _, _ := startFluence(t, 2, "2", "4Gi", nil)
 
 	gated := groupPods("gated", 2, "2", 2*time.Second, 0)
 	for _, p := range gated {

@@ -111,9 +111,7 @@ func TestWorkloadOwnersFormGroups(t *testing.T) {
 // independent tasks, as many at once as its parallelism (one group of
 // size 1 for the whole Job would run them one at a time).
 func TestIndependentWorkloadPods(t *testing.T) {
-	c := newCluster(t)
-	c.addNodes("node", 2, "4", "8Gi")
-	inv, _, _ := c.runFluence(nil)
+	c, inv, _, _ := startFluence(t, 2, "4", "8Gi", nil)
 
 	sts := c.createStatefulSet("db", 3, "") // the API server defaults it to OrderedReady
 	first := ownedPod("db-0", sts)

@@ -16,9 +16,7 @@ import (
 // engine reads the term from the pods. Nodes have room for all three
 // pods, so without it the engine would pack them onto one.
 func TestAntiAffinityGroupSpreads(t *testing.T) {
-	c := newCluster(t)
-	c.addNodes("node", 3, "4", "8Gi")
-	inv, _, _ := c.runFluence(nil)
+	c, inv, _, _ := startFluence(t, 3, "4", "8Gi", nil)
 
 	pods := groupPods("spread", 3, "1", 0, 0)
 	for _, p := range pods {
@@ -49,9 +47,7 @@ func TestAntiAffinityGroupSpreads(t *testing.T) {
 // away; the group must then be placed with that pod elsewhere, not on the
 // same node again and again.
 func TestTurnedAwayGroupAvoidsTheNode(t *testing.T) {
-	c := newCluster(t)
-	c.addNodes("node", 2, "4", "8Gi")
-	inv, _, _ := c.runFluence(nil)
+	c, inv, _, _ := startFluence(t, 2, "4", "8Gi", nil)
 
 	pods := groupPods("ports", 2, "1", 0, 0)
 	for _, p := range pods {
