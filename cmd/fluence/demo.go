@@ -49,9 +49,9 @@ as an MPI job does; a job with some pods bound and others pending holds its CPUs
 and makes no progress. The schedulers:
 
   fluence   fluence scheduler with deploy/scheduler-config.yaml
-  stock     kube-scheduler v1.36, default profile
-  gang      kube-scheduler v1.36 with its in-tree GangScheduling (gates
-            GenericWorkload and GangScheduling on, one PodGroup per Job)
+  stock     kube-scheduler v1.37, default profile
+  gang      kube-scheduler v1.37 with its own gang scheduling (gate
+            GenericWorkload on, one v1beta1 PodGroup per Job)
 
 Not included: the Coscheduling plugin of sigs.k8s.io/scheduler-plugins. It builds
 against its own Kubernetes release, so it would need a Go module and a binary of

@@ -37,7 +37,7 @@ leaves the files behind.
 
 Kubernetes' alpha APIs need their feature gates, for instance the native PodGroup
 (scheduling.k8s.io/v1alpha2) and Jobs that get one from the Job controller:
-  fluence up --feature-gates GenericWorkload=true,GangScheduling=true,WorkloadWithJob=true
+  fluence up --feature-gates GenericWorkload=true,WorkloadWithJob=true
 The API server, the Job controller and the scheduler share this process and its gates.`,
 		Example: `  fluence up
   fluence up --nodes 8 --cpu 3 --memory 8Gi --gpu-nodes 2 --gpus 4 --racks 2

@@ -99,7 +99,7 @@ func (o Options) Validate() error {
 	known := utilfeature.DefaultMutableFeatureGate.GetAll()
 	for _, name := range sortedKeys(o.FeatureGates) {
 		if _, ok := known[featuregate.Feature(name)]; !ok {
-			bad("--feature-gates %s=%t: not a feature gate of Kubernetes v1.36", name, o.FeatureGates[name])
+			bad("--feature-gates %s=%t: not a feature gate of Kubernetes v1.37", name, o.FeatureGates[name])
 		}
 	}
 	if o.Kubeconfig != "" {

@@ -265,6 +265,9 @@ func (c *Core) trySubmit(g *group) {
 	if c.now < g.holdUntil {
 		submit = g.heldSubmit
 	}
+	if g.hasLine {
+		submit, g.hasLine = min(submit, g.lineAt), false
+	}
 	c.submitPods(g, free[:need], submit)
 }
 

@@ -115,8 +115,19 @@ func (c *Core) addMember(p *Pod, id GroupID) *group {
 		g.id = id // adopted after a restart; now its pods say what it is
 	}
 	// The group object's priority may change while the group waits; the
-	// next submission orders it by the newest.
+	// next submission orders it by the newest. The rest of its policy is
+	// kept as last read.
 	g.id.Priority, g.id.HasPriority = id.Priority, id.HasPriority
+	g.id.PreemptionPolicy, g.id.DisruptionAll = id.PreemptionPolicy, id.DisruptionAll
+	if g.id.TopologyKey != id.TopologyKey {
+		g.id.TopologyKey = id.TopologyKey
+		c.replan(g, "its topology constraint changed")
+	}
+	if id.Unsupported != "" && g.unsupportedSaid != id.Unsupported {
+		g.unsupportedSaid = id.Unsupported
+		c.fx.out.Events = append(c.fx.out.Events, Event{Pod: p.ref(), Warning: true, Reason: "FluenceUnsupported",
+			Note: fmt.Sprintf("pod group %s asks for %s, which fluence does not place yet: the group is placed without it", id.Key, id.Unsupported)})
+	}
 	if _, known := g.members[p.UID]; !known && g.state == rejected && g.early {
 		g.state, g.reason, g.early = gathering, "", false
 	}

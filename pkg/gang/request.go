@@ -54,13 +54,26 @@ func (c *Core) groupRequest(g *group, pods []*Pod, standIns int, standIn Shape) 
 		dur = c.cfg.DefaultDuration
 	}
 	dur = c.seconds(dur)
-	if shared := requires[0]; shared != nil && !slices.ContainsFunc(requires, func(r *jobspec.Constraint) bool { return r != shared }) {
-		return groupJobspec(shapes, nil, shared, dur, apart)
-	}
-	if !slices.ContainsFunc(requires, func(r *jobspec.Constraint) bool { return r != nil }) {
+	var shared *jobspec.Constraint
+	if first := requires[0]; first != nil && !slices.ContainsFunc(requires, func(r *jobspec.Constraint) bool { return r != first }) {
+		shared, requires = first, nil
+	} else if !slices.ContainsFunc(requires, func(r *jobspec.Constraint) bool { return r != nil }) {
 		requires = nil
 	}
-	return groupJobspec(shapes, requires, nil, dur, apart)
+	build := func(domain *jobspec.Constraint) (*jobspec.Jobspec, []slotGroup, error) {
+		con := shared
+		switch {
+		case domain != nil && shared != nil:
+			con = jobspec.And(shared, domain)
+		case domain != nil:
+			con = domain
+		}
+		return groupJobspec(shapes, requires, con, dur, apart)
+	}
+	if key := g.id.TopologyKey; key != "" {
+		return c.confine(key, build)
+	}
+	return build(nil)
 }
 
 // admission is a filter's answer for the nodes of one generation: the

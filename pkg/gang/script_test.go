@@ -198,6 +198,10 @@ func (s *script) exec(f []string) error {
 		if gp, ok := args["gprio"]; ok { // the group object's own priority
 			id.Priority, id.HasPriority = int32(atoi(gp)), true
 		}
+		id.TopologyKey = args["topo"] // the group's object asks for one domain of this label
+		if args["claims"] != "" {
+			id.Unsupported = args["claims"] + " resource claims"
+		}
 		s.pods[f[1]] = p
 		s.groups[f[1]] = id
 		s.fw.Add(*p, id, s.now)
@@ -291,6 +295,22 @@ func (s *script) exec(f []string) error {
 		s.groups[f[1]] = id
 		s.fw.Remove(p.UID)
 		s.fw.Add(*p, id, s.now)
+	case "resize":
+		// resize NAME SIZE: the object defining group NAME (a PodGroup, a
+		// Job) now says SIZE; its pods resolve to it from now on, and the
+		// core hears that the object changed.
+		size := int32(atoi(f[2]))
+		for pod, id := range s.groups {
+			if id.Name == f[1] && id.Source != SourceLabel {
+				id.Size = size
+				s.groups[pod] = id
+				if fp := s.fw.pods[s.pods[pod].UID]; fp != nil {
+					fp.group = id
+				}
+			}
+		}
+		s.core.GroupChanged("ns", f[1], s.now)
+		s.run(false)
 	case "restart":
 		s.restart()
 	case "state":

@@ -103,6 +103,13 @@ type group struct {
 	early bool
 	// invalidBy is the pod whose size disagreed with the group's.
 	invalidBy string
+	// lineAt, when hasLine, is the place in line the group's next request
+	// takes: the one it had before its definition changed (resize.go).
+	lineAt  int64
+	hasLine bool
+	// unsupportedSaid is what the group asks that fluence does not place,
+	// as last reported in an event.
+	unsupportedSaid string
 	// since is when the core first saw the group: inspection reports how
 	// long it has waited.
 	since int64

@@ -86,6 +86,20 @@ type GroupID struct {
 	// queue instead of the highest priority among its pods.
 	Priority    int32
 	HasPriority bool
+	// What a Kubernetes PodGroup (scheduling.k8s.io/v1beta1) asks of its
+	// group besides a size. PreemptionPolicy is "Never",
+	// "PreemptLowerPriority" or "" (unset); DisruptionAll: the group may
+	// only be disrupted whole (disruptionMode all; false is single).
+	// Both are kept with the group for preemption, which reads them.
+	PreemptionPolicy string
+	DisruptionAll    bool
+	// TopologyKey is a node label: the whole group must be placed on
+	// nodes sharing one value of it (one domain). "" places anywhere.
+	TopologyKey string
+	// Unsupported names what the group's object asks that fluence does
+	// not place yet (resource claims, a composite parent); the group is
+	// placed without it, and the core says so once in a Warning event.
+	Unsupported string
 }
 
 // NewGroupID returns the id of a group, its Key set from the source.

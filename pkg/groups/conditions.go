@@ -53,7 +53,7 @@ type ConditionWriter struct {
 
 	// native is the scheduling.k8s.io PodGroup resource to write.
 	native func() schema.GroupVersionResource
-	// nativeOwned: kube-scheduler writes PodGroupScheduled itself (see
+	// nativeOwned: kube-scheduler writes the condition itself (see
 	// LeaveNativeConditions).
 	nativeOwned bool
 
@@ -79,8 +79,7 @@ func (w *ConditionWriter) WriteNativeAs(c *CustomResources) {
 	}
 }
 
-// LeaveNativeConditions makes the writer leave the PodGroupScheduled
-// condition of Kubernetes PodGroups to kube-scheduler. With the
+// LeaveNativeConditions makes the writer leave the scheduling condition of Kubernetes PodGroups to kube-scheduler. With the
 // GenericWorkload gate on, kube-scheduler runs its own pod-group cycle
 // around the plugins and writes the condition after every attempt, with a
 // message of its own; two writers would only overwrite each other. A
@@ -180,10 +179,12 @@ func (w *ConditionWriter) write(ctx context.Context, c gang.Condition) error {
 	return nil
 }
 
-// writeNative sets status.conditions[PodGroupScheduled] of a Kubernetes
-// PodGroup through its status subresource: True/Scheduled when the group
-// is placed, False/Unschedulable with fluence's message while it waits or
-// when it is rejected. meta.SetStatusCondition keeps lastTransitionTime
+// writeNative sets the scheduling condition of a Kubernetes PodGroup
+// (PodGroupInitiallyScheduled in v1beta1) through its status subresource:
+// True/Scheduled when the group is placed, False/Unschedulable with
+// fluence's message while it waits or when it is rejected. Once True, it
+// is never set back: v1beta1 says the condition records the first
+// success. meta.SetStatusCondition keeps lastTransitionTime
 // while the status holds; an unchanged condition is not written again. A
 // conflict is retried by the caller with the PodGroup read afresh.
 func (w *ConditionWriter) writeNative(ctx context.Context, c gang.Condition) error {
@@ -213,11 +214,17 @@ func (w *ConditionWriter) writeNative(ctx context.Context, c gang.Condition) err
 		}
 		return nil
 	}
+	v := nativeVersionOf(gvr)
+	if v.sticky {
+		if old := meta.FindStatusCondition(conds, v.condition); old != nil && old.Status == metav1.ConditionTrue {
+			return nil // once scheduled, the condition says so for good
+		}
+	}
 	msg := c.Message
 	if !strings.HasPrefix(msg, "fluence:") {
 		msg = "fluence: " + msg // the condition is shared with any scheduler of the group
 	}
-	next := metav1.Condition{Type: NativeConditionType, Status: metav1.ConditionFalse, Reason: NativeReasonUnschedulable,
+	next := metav1.Condition{Type: v.condition, Status: metav1.ConditionFalse, Reason: NativeReasonUnschedulable,
 		Message: msg, ObservedGeneration: pg.GetGeneration(), LastTransitionTime: metav1.NewTime(w.now().Truncate(time.Second))}
 	if c.Status == gang.Scheduled {
 		next.Status, next.Reason = metav1.ConditionTrue, NativeReasonScheduled
@@ -246,10 +253,9 @@ func (w *ConditionWriter) writeNative(ctx context.Context, c gang.Condition) err
 	return nil
 }
 
-// The condition fluence writes on a Kubernetes PodGroup (the names of
-// k8s.io/api/scheduling/v1alpha2).
+// The reasons fluence writes in a Kubernetes PodGroup's scheduling
+// condition, as kube-scheduler does.
 const (
-	NativeConditionType       = "PodGroupScheduled"
 	NativeReasonScheduled     = "Scheduled"
 	NativeReasonUnschedulable = "Unschedulable"
 )

@@ -2,6 +2,7 @@ package groups
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,9 +49,17 @@ type CustomResources struct {
 	// onPodGroup, when set, hears of every scheduler-plugins PodGroup
 	// added to an informer's cache (its namespace and name).
 	onPodGroup func(ns, name string)
+	// onSpec, when set, hears of every watched object whose spec changed
+	// (its generation moved).
+	onSpec func(ns, name string)
 
 	mu      sync.Mutex
-	checked bool                                        // the first discovery check is done
+	checked bool // the first discovery check is done
+	// legacy: the scheduling.k8s.io PodGroup versions the API server
+	// serves that this build does not read, as of the last check (only
+	// asked while no version it reads is served).
+	legacy  []string
+	lastAPI string                                      // what the last check found, as logged
 	initial []schema.GroupVersionResource               // served at the first check
 	running map[schema.GroupVersionResource]*crInformer // served, being watched
 }
@@ -70,6 +79,10 @@ func NewCustomResources(dyn dynamic.Interface, disc discovery.ServerResourcesInt
 // OnPodGroupAdded makes f hear of every scheduler-plugins PodGroup the
 // informer adds; call it before Run.
 func (c *CustomResources) OnPodGroupAdded(f func(ns, name string)) { c.onPodGroup = f }
+
+// OnSpecChanged makes f hear of every watched object (PodGroups of both
+// kinds, JobSets, MPIJobs) whose spec changes; call it before Run.
+func (c *CustomResources) OnSpecChanged(f func(ns, name string)) { c.onSpec = f }
 
 // Run checks discovery and starts or stops informers until ctx ends.
 func (c *CustomResources) Run(ctx context.Context) {
@@ -134,7 +147,13 @@ func (c *CustomResources) refresh(ctx context.Context) {
 		}
 		c.mu.Unlock()
 	}
+	legacy := c.legacyNative()
 	c.mu.Lock()
+	c.legacy = legacy
+	if api := c.gangAPI(); api != c.lastAPI {
+		c.lastAPI = api
+		c.log.Info("fluence: Kubernetes gang API (spec.schedulingGroup PodGroups)", "found", api)
+	}
 	if !c.checked {
 		c.checked = true
 		for gvr := range c.running {
@@ -142,6 +161,40 @@ func (c *CustomResources) refresh(ctx context.Context) {
 		}
 	}
 	c.mu.Unlock()
+}
+
+// gangAPI says which PodGroup version of scheduling.k8s.io fluence reads,
+// for the log; c.mu is held.
+func (c *CustomResources) gangAPI() string {
+	for _, v := range nativeVersions {
+		if _, ok := c.running[v.gvr]; ok {
+			return v.gvr.GroupVersion().String()
+		}
+	}
+	if len(c.legacy) > 0 {
+		return "none this build reads: the API server serves " + strings.Join(c.legacy, ", ") + " (fluence reads " + nativeVersions[0].gvr.GroupVersion().String() + ")"
+	}
+	return "none: the API server does not serve " + nativeVersions[0].gvr.GroupVersion().String() + " PodGroups (gate GenericWorkload off); groups come from labels and workloads"
+}
+
+// legacyNative returns the PodGroup versions of scheduling.k8s.io served
+// that this build does not read, when it reads none that is served.
+func (c *CustomResources) legacyNative() []string {
+	c.mu.Lock()
+	for _, v := range nativeVersions {
+		if _, ok := c.running[v.gvr]; ok {
+			c.mu.Unlock()
+			return nil
+		}
+	}
+	c.mu.Unlock()
+	var out []string
+	for _, gvr := range legacyNativeVersions {
+		if ok, err := c.served(gvr); err == nil && ok {
+			out = append(out, gvr.GroupVersion().String())
+		}
+	}
+	return out
 }
 
 func (c *CustomResources) served(gvr schema.GroupVersionResource) (bool, error) {
@@ -173,6 +226,15 @@ func (c *CustomResources) start(ctx context.Context, gvr schema.GroupVersionReso
 		_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(o any) {
 			if u, ok := o.(*unstructured.Unstructured); ok {
 				c.onPodGroup(u.GetNamespace(), u.GetName())
+			}
+		}})
+	}
+	if c.onSpec != nil {
+		_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(o, n any) {
+			a, okA := o.(*unstructured.Unstructured)
+			b, okB := n.(*unstructured.Unstructured)
+			if okA && okB && a.GetGeneration() != b.GetGeneration() {
+				c.onSpec(b.GetNamespace(), b.GetName())
 			}
 		}})
 	}

@@ -10,9 +10,14 @@
 //     Kubernetes PodGroup (scheduling.k8s.io, same namespace;
 //     gang.SourceNativePodGroup, keyed namespace/native-podgroup:name).
 //     A gang policy's minCount is the group size; a basic policy makes the
-//     pod a lone pod. The PodGroup is read from the first served version
-//     in nativeVersions (v1alpha2 in Kubernetes 1.36; each version is one
-//     adapter file); one not yet in the cache is a retryable error.
+//     pod a lone pod. Its priority, preemptionPolicy, disruptionMode and
+//     topology key go with the group (gang.GroupID); resource claims and a
+//     composite parent are named in GroupID.Unsupported. The PodGroup is
+//     read from the first served version in nativeVersions (v1beta1 since
+//     Kubernetes 1.37; each version is one adapter file); one not yet in
+//     the cache is a retryable error. A pod naming a PodGroup when the
+//     API server serves only a version this build does not read (v1alpha2,
+//     Kubernetes 1.36) is told so and not retried for it.
 //  1. Group labels or annotations on the pod (k8sadapter.ParseGroup):
 //     fluence.flux-framework.org/pod-group with group-size, the older
 //     fluence.flux-framework.org/group, or scheduling.x-k8s.io/pod-group
@@ -58,7 +63,7 @@
 // gang.Condition) on its PodGroup, one group at a time: on a
 // scheduler-plugins PodGroup as the Schedulable condition in the
 // annotation ConditionKey; on a Kubernetes PodGroup as
-// status.conditions[PodGroupScheduled] (True/Scheduled when placed,
+// status.conditions[PodGroupInitiallyScheduled] (True/Scheduled when placed, never back once True,
 // False/Unschedulable with fluence's message otherwise), written through
 // the status subresource.
 //

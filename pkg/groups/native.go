@@ -2,6 +2,7 @@ package groups
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,7 +21,21 @@ type nativePolicy struct {
 	MinCount int64
 	// Priority is spec.priority, which the Priority admission plugin
 	// fills from spec.priorityClassName; nil when unset.
-	Priority *int32
+	Priority          *int32
+	PriorityClassName string
+	// PreemptionPolicy is spec.preemptionPolicy ("Never",
+	// "PreemptLowerPriority", or "" when unset).
+	PreemptionPolicy string
+	// DisruptionAll: spec.disruptionMode is all (the group is disrupted
+	// whole); false is single, the default.
+	DisruptionAll bool
+	// TopologyKey is spec.schedulingConstraints.topology[0].key: the
+	// node label whose one value must hold the whole group.
+	TopologyKey string
+	// ResourceClaims counts spec.resourceClaims; Parent is
+	// spec.parentCompositePodGroupName. fluence places neither yet.
+	ResourceClaims int
+	Parent         string
 }
 
 // nativeVersion adapts one served version of scheduling.k8s.io PodGroups:
@@ -28,9 +43,13 @@ type nativePolicy struct {
 // (v1beta1) is one more file adding itself to nativeVersions.
 type nativeVersion struct {
 	gvr schema.GroupVersionResource
-	// policy reads the object's spec.schedulingPolicy; an error says what
-	// is wrong with it (it follows "PodGroup ns/name: ").
+	// policy reads the object's spec; an error says what is wrong with
+	// it (it follows "PodGroup ns/name: ").
 	policy func(*unstructured.Unstructured) (nativePolicy, error)
+	// condition is the status condition type the scheduler writes;
+	// sticky: once True it is never set back to False.
+	condition string
+	sticky    bool
 }
 
 // nativeVersions are the versions fluence reads, preferred first: a pod's
@@ -40,6 +59,24 @@ var nativeVersions []nativeVersion
 func registerNativeVersion(v nativeVersion) {
 	nativeVersions = append(nativeVersions, v)
 	watched = append(watched, v.gvr)
+}
+
+// nativeVersionOf returns the adapter of a PodGroup resource, else the
+// preferred one.
+func nativeVersionOf(gvr schema.GroupVersionResource) nativeVersion {
+	for _, v := range nativeVersions {
+		if v.gvr == gvr {
+			return v
+		}
+	}
+	return nativeVersions[0]
+}
+
+// legacyNativeVersions are PodGroup versions of earlier Kubernetes
+// releases that this build no longer reads: a pod naming a PodGroup on a
+// cluster that serves only these is told so instead of waiting.
+var legacyNativeVersions = []schema.GroupVersionResource{
+	{Group: "scheduling.k8s.io", Version: "v1alpha2", Resource: "podgroups"}, // Kubernetes 1.35, 1.36
 }
 
 // NativePodGroupResources are the scheduling.k8s.io PodGroup resources
@@ -92,6 +129,10 @@ func (s *resolution) nativePodGroup(name string) (gang.GroupID, error) {
 	v := s.r.custom.nativeVersionFor()
 	pg, why := s.r.custom.get(v.gvr, s.ns, name)
 	if pg == nil {
+		if legacy := s.r.custom.legacyServed(); len(legacy) > 0 {
+			return gang.GroupID{}, s.fail(false, "spec.schedulingGroup names PodGroup %s, but the API server serves PodGroups only as %s, which this build of fluence (Kubernetes %s) does not read: it reads %s. Name the group with fluence's labels instead, or run a fluence built for the cluster's Kubernetes release",
+				key, strings.Join(legacy, ", "), buildRelease, v.gvr.GroupVersion())
+		}
 		return gang.GroupID{}, s.fail(true, "PodGroup %s (%s) %s", key, v.gvr.Group, why)
 	}
 	pol, err := v.policy(pg)
@@ -111,8 +152,34 @@ func (s *resolution) nativePodGroup(name string) (gang.GroupID, error) {
 	if pol.Priority != nil {
 		id.Priority, id.HasPriority = *pol.Priority, true
 	}
+	id.PreemptionPolicy, id.DisruptionAll, id.TopologyKey = pol.PreemptionPolicy, pol.DisruptionAll, pol.TopologyKey
+	id.Unsupported = pol.unsupported()
 	return id, nil
+}
+
+// unsupported names what the PodGroup asks that fluence does not place
+// yet, or "".
+func (p nativePolicy) unsupported() string {
+	var what []string
+	if p.ResourceClaims > 0 {
+		what = append(what, fmt.Sprintf("%d resource claims (spec.resourceClaims: DRA devices shared by the group)", p.ResourceClaims))
+	}
+	if p.Parent != "" {
+		what = append(what, "a parent CompositePodGroup "+p.Parent+" (spec.parentCompositePodGroupName)")
+	}
+	return strings.Join(what, " and ")
 }
 
 // errNoPolicy is the error of a PodGroup with neither policy.
 var errNoPolicy = fmt.Errorf("spec.schedulingPolicy is neither basic nor gang")
+
+// buildRelease is the Kubernetes minor release whose API this build reads.
+const buildRelease = "1.37"
+
+// legacyServed returns the PodGroup versions served that this build does
+// not read, as of the last discovery check.
+func (c *CustomResources) legacyServed() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.legacy
+}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	schedulingv1alpha2 "k8s.io/api/scheduling/v1alpha2"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -25,14 +25,14 @@ import (
 // of minCount, or basic when minCount is 0.
 func testNativePodGroup(t *testing.T, name string, minCount int32) *unstructured.Unstructured {
 	t.Helper()
-	pg := &schedulingv1alpha2.PodGroup{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "scheduling.k8s.io/v1alpha2", Kind: "PodGroup"},
+	pg := &schedulingv1beta1.PodGroup{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "scheduling.k8s.io/v1beta1", Kind: "PodGroup"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: testNS, Name: name, UID: types.UID("uid-native-" + name), Generation: 1},
 	}
 	if minCount > 0 {
-		pg.Spec.SchedulingPolicy.Gang = &schedulingv1alpha2.GangSchedulingPolicy{MinCount: minCount}
+		pg.Spec.SchedulingPolicy.Gang = &schedulingv1beta1.GangSchedulingPolicy{MinCount: minCount}
 	} else {
-		pg.Spec.SchedulingPolicy.Basic = &schedulingv1alpha2.BasicSchedulingPolicy{}
+		pg.Spec.SchedulingPolicy.Basic = &schedulingv1beta1.BasicSchedulingPolicy{}
 	}
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pg)
 	if err != nil {
@@ -121,7 +121,7 @@ func TestResolveNativePodGroupInformer(t *testing.T) {
 	ctx := context.Background()
 	pod := testPod("a", podInGroup("late"))
 	wantRetryable(t, r, pod, "not found")
-	if _, err := dyn.Resource(NativePodGroupV1alpha2).Namespace(testNS).Create(ctx, testNativePodGroup(t, "late", 4), metav1.CreateOptions{}); err != nil {
+	if _, err := dyn.Resource(NativePodGroupV1beta1).Namespace(testNS).Create(ctx, testNativePodGroup(t, "late", 4), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -142,8 +142,8 @@ func TestResolveNativePodGroupInformer(t *testing.T) {
 	// Not served: not listed or watched, and the pod waits (retryable).
 	c, dyn2 := customResources(t, fakeDiscovery(PodGroupResource))
 	r2 := resolverOver(t, c)
-	wantRetryable(t, r2, pod, "the API server does not serve podgroups.scheduling.k8s.io/v1alpha2")
-	if touched := resourcesTouched(dyn2); len(touched[NativePodGroupV1alpha2]) != 0 {
+	wantRetryable(t, r2, pod, "the API server does not serve podgroups.scheduling.k8s.io/v1beta1")
+	if touched := resourcesTouched(dyn2); len(touched[NativePodGroupV1beta1]) != 0 {
 		t.Errorf("native PodGroups read although not served: %v", touched)
 	}
 
@@ -185,11 +185,11 @@ func TestConditionWriterNative(t *testing.T) {
 		if err := w.write(ctx, gang.Condition{Group: id, Status: status, Message: step}); err != nil {
 			t.Fatalf("%s: %v", step, err)
 		}
-		u, err := dyn.Resource(NativePodGroupV1alpha2).Namespace(testNS).Get(ctx, "pg", metav1.GetOptions{})
+		u, err := dyn.Resource(NativePodGroupV1beta1).Namespace(testNS).Get(ctx, "pg", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var pg schedulingv1alpha2.PodGroup
+		var pg schedulingv1beta1.PodGroup
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pg); err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +197,7 @@ func TestConditionWriterNative(t *testing.T) {
 			t.Fatalf("%s: conditions %+v", step, pg.Status.Conditions)
 		}
 		c := pg.Status.Conditions[0]
-		if c.Type != schedulingv1alpha2.PodGroupScheduled || c.Status != wantStatus || c.Reason != wantReason ||
+		if c.Type != schedulingv1beta1.PodGroupInitiallyScheduled || c.Status != wantStatus || c.Reason != wantReason ||
 			c.Message != "fluence: "+step || !c.LastTransitionTime.Time.Equal(wantLTT) || c.ObservedGeneration != 1 {
 			t.Errorf("%s: condition %+v, want status %s reason %s lastTransitionTime %s", step, c, wantStatus, wantReason, wantLTT)
 		}
@@ -206,10 +206,10 @@ func TestConditionWriterNative(t *testing.T) {
 		}
 	}
 	t0 := now.Truncate(time.Second)
-	check("waiting", gang.Waiting, metav1.ConditionFalse, schedulingv1alpha2.PodGroupReasonUnschedulable, t0, 1)
+	check("waiting", gang.Waiting, metav1.ConditionFalse, schedulingv1beta1.PodGroupReasonUnschedulable, t0, 1)
 	now = now.Add(time.Minute)
-	check("unsatisfiable", gang.Unsatisfiable, metav1.ConditionFalse, schedulingv1alpha2.PodGroupReasonUnschedulable, t0, 2)
-	check("unsatisfiable", gang.Unsatisfiable, metav1.ConditionFalse, schedulingv1alpha2.PodGroupReasonUnschedulable, t0, 2)
+	check("unsatisfiable", gang.Unsatisfiable, metav1.ConditionFalse, schedulingv1beta1.PodGroupReasonUnschedulable, t0, 2)
+	check("unsatisfiable", gang.Unsatisfiable, metav1.ConditionFalse, schedulingv1beta1.PodGroupReasonUnschedulable, t0, 2)
 	check("placed", gang.Scheduled, metav1.ConditionTrue, "Scheduled", now.Truncate(time.Second), 3)
 
 	gone := gang.NewGroupID(testNS, "gone", 2, gang.SourceNativePodGroup)

@@ -156,10 +156,10 @@ type fixture struct {
 
 // listKinds lets the fake dynamic client list the watched resources.
 var listKinds = map[schema.GroupVersionResource]string{
-	PodGroupResource:       "PodGroupList",
-	JobSetResource:         "JobSetList",
-	MPIJobResource:         "MPIJobList",
-	NativePodGroupV1alpha2: "PodGroupList",
+	PodGroupResource:      "PodGroupList",
+	JobSetResource:        "JobSetList",
+	MPIJobResource:        "MPIJobList",
+	NativePodGroupV1beta1: "PodGroupList",
 }
 
 // fakeDiscovery serves the given resources.

@@ -111,7 +111,7 @@ func startAPIServer(ctx context.Context, dir, etcdURL, prefix string, disabledAd
 
 	runtimeConfig := cliflag.ConfigurationMap{}
 	if utilfeature.DefaultFeatureGate.Enabled(features.GenericWorkload) {
-		runtimeConfig["scheduling.k8s.io/v1alpha2"] = "true"
+		runtimeConfig["scheduling.k8s.io/v1beta1"] = "true"
 	}
 	if utilfeature.DefaultFeatureGate.Enabled(features.DynamicResourceAllocation) {
 		runtimeConfig["resource.k8s.io/v1"] = "true"

@@ -31,7 +31,7 @@ type Options struct {
 	EtcdURL string
 	// FeatureGates are set for the API server and for whatever else this
 	// process runs (schedulers, the Job controller) until the next Start.
-	// With GenericWorkload on, scheduling.k8s.io/v1alpha2 is served.
+	// With GenericWorkload on, scheduling.k8s.io/v1beta1 is served.
 	FeatureGates map[string]bool
 	// DisabledAdmission lists admission plugins to turn off; nil is
 	// DefaultDisabledAdmission.

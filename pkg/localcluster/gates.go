@@ -25,7 +25,7 @@ func setGates(want map[string]bool) error {
 	known := utilfeature.DefaultMutableFeatureGate.GetAll()
 	for name := range want {
 		if _, ok := known[featuregate.Feature(name)]; !ok {
-			return fmt.Errorf("feature gate %q: not a gate of Kubernetes %s", name, "v1.36")
+			return fmt.Errorf("feature gate %q: not a gate of Kubernetes %s", name, "v1.37")
 		}
 		if _, ok := gatesBefore[name]; !ok {
 			gatesBefore[name] = utilfeature.DefaultFeatureGate.Enabled(featuregate.Feature(name))

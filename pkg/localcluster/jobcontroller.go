@@ -25,7 +25,7 @@ func startJobController(ctx context.Context, cfg *rest.Config, wg *sync.WaitGrou
 	var ctrl *job.Controller
 	if utilfeature.DefaultFeatureGate.Enabled(features.WorkloadWithJob) {
 		ctrl, err = job.NewController(ctx, client, factory.Core().V1().Pods(), factory.Batch().V1().Jobs(),
-			factory.Scheduling().V1alpha2().Workloads(), factory.Scheduling().V1alpha2().PodGroups())
+			factory.Scheduling().V1beta1().Workloads(), factory.Scheduling().V1beta1().PodGroups())
 	} else {
 		ctrl, err = job.NewController(ctx, client, factory.Core().V1().Pods(), factory.Batch().V1().Jobs(), nil, nil)
 	}

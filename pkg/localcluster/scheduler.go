@@ -112,7 +112,7 @@ func (c *Cluster) StartScheduler(ctx context.Context, opts SchedulerOptions) (*S
 		return nil, err
 	}
 
-	informerFactory := scheduler.NewInformerFactory(client, 0)
+	informerFactory := scheduler.NewInformerFactory(client, 0, nil)
 	dynInformerFactory := dynamicinformer.NewDynamicSharedInformerFactory(dynClient, 0)
 	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: eventClient.EventsV1()})
 	s := &Scheduler{cancel: cancel, done: make(chan struct{})}

@@ -248,7 +248,7 @@ func (h *harness) useAPICacher() {
 	d := apidispatcher.New(h.cs, 4, apicalls.Relevances)
 	d.Run(klog.Background())
 	h.t.Cleanup(d.Close)
-	h.fw.SetAPICacher(apicache.New(nil, internalcache.New(h.ctx, d, false)))
+	h.fw.SetAPICacher(apicache.New(nil, internalcache.New(h.ctx, d, false, false)))
 }
 
 // create adds a pod to the cluster after the informers started.

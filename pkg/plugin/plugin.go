@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -187,6 +189,32 @@ func newFromArgs(ctx context.Context, obj runtime.Object, h fwk.Handle) (*Plugin
 	if err != nil {
 		return nil, err
 	}
+	// A group follows its defining object: when a Job's parallelism, a
+	// StatefulSet's replicas or a PodGroup's spec changes, the group's
+	// waiting pods are woken to read it afresh (nothing else would send
+	// them round the cycle).
+	if _, err := f.Batch().V1().Jobs().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(o, n any) {
+			a, b := o.(*batchv1.Job), n.(*batchv1.Job)
+			if !ptrEqual(a.Spec.Parallelism, b.Spec.Parallelism) || !ptrEqual(a.Spec.Completions, b.Spec.Completions) {
+				p.groupChanged(b.Namespace, b.Name)
+			}
+		},
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := f.Apps().V1().StatefulSets().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(o, n any) {
+			if a, b := o.(*appsv1.StatefulSet), n.(*appsv1.StatefulSet); !ptrEqual(a.Spec.Replicas, b.Spec.Replicas) {
+				p.groupChanged(b.Namespace, b.Name)
+			}
+		},
+	}); err != nil {
+		return nil, err
+	}
+	if src.Custom != nil {
+		src.Custom.OnSpecChanged(p.groupChanged)
+	}
 	// Jobs and StatefulSets size groups; their informers must run too, and
 	// so must those of the custom resources served at start.
 	p.synced = []cache.InformerSynced{nodeReg.HasSynced, podReg.HasSynced,
@@ -258,6 +286,16 @@ func (p *Plugin) do(f func(now int64)) {
 	fx := p.core.Ready()
 	p.mu.Unlock()
 	p.apply(fx)
+}
+
+// groupChanged wakes the waiting pods of the groups an object named
+// ns/name defines.
+func (p *Plugin) groupChanged(ns, name string) {
+	p.do(func(now int64) { p.core.GroupChanged(ns, name, now) })
+}
+
+func ptrEqual[T comparable](a, b *T) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
 }
 
 func (p *Plugin) onNode(n *corev1.Node) {
@@ -362,7 +400,7 @@ func (p *Plugin) apply(fx gang.Effects) {
 }
 
 // Less orders the scheduling queue as QueueSort does.
-func (p *Plugin) Less(a, b fwk.QueuedPodInfo) bool { return lessPods(a, b) }
+func (p *Plugin) Less(a, b fwk.QueuedEntityInfo) bool { return lessEntities(a, b) }
 
 const stateKey fwk.StateKey = Name + "/node"
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clienttesting "k8s.io/client-go/testing"
@@ -456,30 +457,43 @@ func TestQueueingHint(t *testing.T) {
 func TestQueueSort(t *testing.T) {
 	h := newHarness(t, nodes(1, "4"), nil)
 	less := h.fw.QueueSortFunc()
-	info := func(p *corev1.Pod) fwk.QueuedPodInfo {
+	info := func(p *corev1.Pod) fwk.QueuedEntityInfo {
 		pi, err := framework.NewPodInfo(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &framework.QueuedPodInfo{PodInfo: pi, Timestamp: time.Now()}
+		return &framework.QueuedPodInfo{PodInfo: pi, QueueingParams: framework.QueueingParams{Timestamp: time.Now()}}
 	}
+	// Kubernetes 1.37 queues a native PodGroup in place of its pods: it
+	// sorts among pods by its own priority and creation time.
+	group := func(name string, created int, priority int32) fwk.QueuedEntityInfo {
+		pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name,
+			CreationTimestamp: metav1.NewTime(time.Unix(int64(1000+created), 0))}}
+		pg.Spec.Priority = &priority
+		return &framework.QueuedPodGroupInfo{PodGroupInfo: &framework.PodGroupInfo{Namespace: "default", Name: name,
+			Type: fwk.PodGroupKeyType, PodGroup: pg}}
+	}
+	entity := func(p *corev1.Pod) func() fwk.QueuedEntityInfo { return func() fwk.QueuedEntityInfo { return info(p) } }
 	for _, tc := range []struct {
 		name string
-		a, b *corev1.Pod // a goes first
+		a, b func() fwk.QueuedEntityInfo // a goes first
 	}{
-		{"higher priority", pod("young", 9, "1").Priority(10).Obj(), pod("old", 0, "1").Obj()},
-		{"priority beats name", pod("z", 0, "1").Priority(1).Obj(), pod("a", 0, "1").Obj()},
-		{"older", pod("z", 0, "1").Obj(), pod("a", 1, "1").Obj()},
-		{"namespace", pod("z", 0, "1").Namespace("a").Obj(), pod("a", 0, "1").Namespace("b").Obj()},
-		{"name", pod("a", 0, "1").Obj(), pod("b", 0, "1").Obj()},
+		{"group of higher priority", func() fwk.QueuedEntityInfo { return group("g", 9, 10) }, entity(pod("old", 0, "1").Obj())},
+		{"older group", func() fwk.QueuedEntityInfo { return group("g", 0, 0) }, func() fwk.QueuedEntityInfo { return group("f", 1, 0) }},
+		{"group by name", func() fwk.QueuedEntityInfo { return group("f", 0, 0) }, func() fwk.QueuedEntityInfo { return group("g", 0, 0) }},
+		{"higher priority", entity(pod("young", 9, "1").Priority(10).Obj()), entity(pod("old", 0, "1").Obj())},
+		{"priority beats name", entity(pod("z", 0, "1").Priority(1).Obj()), entity(pod("a", 0, "1").Obj())},
+		{"older", entity(pod("z", 0, "1").Obj()), entity(pod("a", 1, "1").Obj())},
+		{"namespace", entity(pod("z", 0, "1").Namespace("a").Obj()), entity(pod("a", 0, "1").Namespace("b").Obj())},
+		{"name", entity(pod("a", 0, "1").Obj()), entity(pod("b", 0, "1").Obj())},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a, b := info(tc.a), info(tc.b)
+			a, b := tc.a(), tc.b()
 			if !less(a, b) {
-				t.Errorf("Less(%s, %s) = false, want true", tc.a.Name, tc.b.Name)
+				t.Error("Less(a, b) = false, want true")
 			}
 			if less(b, a) {
-				t.Errorf("Less(%s, %s) = true, want false", tc.b.Name, tc.a.Name)
+				t.Error("Less(b, a) = true, want false")
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
@@ -31,23 +32,55 @@ func NewQueueSort(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, erro
 func (QueueSort) Name() string { return QueueSortName }
 
 // Less orders the queue as fluence does.
-func (QueueSort) Less(a, b fwk.QueuedPodInfo) bool { return lessPods(a, b) }
+func (QueueSort) Less(a, b fwk.QueuedEntityInfo) bool { return lessEntities(a, b) }
 
-// lessPods orders the scheduling queue: higher priority first, then older
-// pods, then by namespace and name. Only the pod's own fields count, so a
-// pod's place never moves while it sits in the scheduler's heap (requeues
-// do not send a group's pods to the back, as the stock order by queue time
-// would); the core places a group whole whatever order its pods come in.
-func lessPods(a, b fwk.QueuedPodInfo) bool {
-	pa, pb := a.GetPodInfo().GetPod(), b.GetPodInfo().GetPod()
-	if x, y := corev1helpers.PodPriority(pa), corev1helpers.PodPriority(pb); x != y {
-		return x > y
+// entityKey is what the queue order reads of an entity: a pod, or (with
+// the GenericWorkload gate on, Kubernetes 1.37) a PodGroup that
+// kube-scheduler queues in place of its pods.
+type entityKey struct {
+	priority  int32
+	created   time.Time
+	namespace string
+	name      string
+}
+
+// The parts of kube-scheduler's queued entities the order reads.
+type (
+	queuedPod   interface{ GetPodInfo() fwk.PodInfo }
+	queuedGroup interface {
+		GetNamespace() string
+		GetName() string
+		GetCreationTimestamp() time.Time
 	}
-	if ta, tb := pa.CreationTimestamp.Time, pb.CreationTimestamp.Time; !ta.Equal(tb) {
-		return ta.Before(tb)
+)
+
+func keyOf(e fwk.QueuedEntityInfo) entityKey {
+	switch v := e.(type) {
+	case queuedPod:
+		p := v.GetPodInfo().GetPod()
+		return entityKey{corev1helpers.PodPriority(p), p.CreationTimestamp.Time, p.Namespace, p.Name}
+	case queuedGroup:
+		return entityKey{e.GetPriority(), v.GetCreationTimestamp(), v.GetNamespace(), v.GetName()}
 	}
-	if pa.Namespace != pb.Namespace {
-		return pa.Namespace < pb.Namespace
+	return entityKey{priority: e.GetPriority(), created: e.GetTimestamp()}
+}
+
+// lessEntities orders the scheduling queue: higher priority first, then
+// older objects, then by namespace and name. Only the object's own fields
+// count, so an entity's place never moves while it sits in the
+// scheduler's heap (requeues do not send a group's pods to the back, as
+// the stock order by queue time would); the core places a group whole
+// whatever order its pods come in.
+func lessEntities(a, b fwk.QueuedEntityInfo) bool {
+	ka, kb := keyOf(a), keyOf(b)
+	if ka.priority != kb.priority {
+		return ka.priority > kb.priority
 	}
-	return pa.Name < pb.Name
+	if !ka.created.Equal(kb.created) {
+		return ka.created.Before(kb.created)
+	}
+	if ka.namespace != kb.namespace {
+		return ka.namespace < kb.namespace
+	}
+	return ka.name < kb.name
 }

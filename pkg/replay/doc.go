@@ -26,9 +26,9 @@
 // A Scheduler starts one scheduler on a fresh cluster and shapes the Jobs
 // for it: fluence (the shipped configuration, Jobs grouped by their
 // owner), stock (kube-scheduler's default profile) and gang
-// (kube-scheduler's in-tree GangScheduling with the GenericWorkload and
-// GangScheduling gates on and one scheduling.k8s.io/v1alpha2 PodGroup per
-// Job). Each names the simulator's scheduler that predicts it, if any.
+// (kube-scheduler 1.37's own gang scheduling: the GenericWorkload gate on,
+// which in 1.37 carries the workload scheduling cycle, and one
+// scheduling.k8s.io/v1beta1 PodGroup per Job). Each names the simulator's scheduler that predicts it, if any.
 //
 // # Recording
 //

@@ -8,7 +8,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	schedulingv1alpha2 "k8s.io/api/scheduling/v1alpha2"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -154,7 +154,7 @@ type stockScheduler struct{}
 
 func (stockScheduler) Name() string { return "stock" }
 func (stockScheduler) Config() string {
-	return "kube-scheduler v1.36, default profile (no gangs)"
+	return "kube-scheduler v1.37, default profile (no gangs)"
 }
 func (stockScheduler) FeatureGates() map[string]bool { return map[string]bool{nominatedGate: true} }
 
@@ -174,10 +174,10 @@ type gangScheduler struct{}
 
 func (gangScheduler) Name() string { return "gang" }
 func (gangScheduler) Config() string {
-	return "kube-scheduler v1.36, default profile, gates GenericWorkload+GangScheduling, one PodGroup per Job (gang minCount = size)"
+	return "kube-scheduler v1.37, default profile, gate GenericWorkload (its gang scheduling and workload cycle), one scheduling.k8s.io/v1beta1 PodGroup per Job (gang minCount = size)"
 }
 func (gangScheduler) FeatureGates() map[string]bool {
-	return map[string]bool{"GenericWorkload": true, "GangScheduling": true, nominatedGate: true}
+	return map[string]bool{"GenericWorkload": true, nominatedGate: true}
 }
 
 func (gangScheduler) Start(ctx context.Context, c *localcluster.Cluster) error {
@@ -186,13 +186,13 @@ func (gangScheduler) Start(ctx context.Context, c *localcluster.Cluster) error {
 }
 
 func (gangScheduler) Prepare(ctx context.Context, client kubernetes.Interface, job *batchv1.Job) error {
-	pg := &schedulingv1alpha2.PodGroup{
+	pg := &schedulingv1beta1.PodGroup{
 		ObjectMeta: metav1.ObjectMeta{Name: job.Name, Namespace: job.Namespace, Labels: job.Labels},
-		Spec: schedulingv1alpha2.PodGroupSpec{SchedulingPolicy: schedulingv1alpha2.PodGroupSchedulingPolicy{
-			Gang: &schedulingv1alpha2.GangSchedulingPolicy{MinCount: *job.Spec.Parallelism},
+		Spec: schedulingv1beta1.PodGroupSpec{SchedulingPolicy: schedulingv1beta1.PodGroupSchedulingPolicy{
+			Gang: &schedulingv1beta1.GangSchedulingPolicy{MinCount: *job.Spec.Parallelism},
 		}},
 	}
-	if _, err := client.SchedulingV1alpha2().PodGroups(job.Namespace).Create(ctx, pg, metav1.CreateOptions{}); err != nil {
+	if _, err := client.SchedulingV1beta1().PodGroups(job.Namespace).Create(ctx, pg, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating PodGroup %s/%s: %w", job.Namespace, job.Name, err)
 	}
 	job.Spec.Template.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: &pg.Name}

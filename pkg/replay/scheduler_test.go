@@ -57,7 +57,7 @@ func TestPrepare(t *testing.T) {
 			if spec.SchedulerName != tc.schedulerName {
 				t.Errorf("schedulerName %q, want %q", spec.SchedulerName, tc.schedulerName)
 			}
-			pgs, err := client.SchedulingV1alpha2().PodGroups("demo").List(ctx, metav1.ListOptions{})
+			pgs, err := client.SchedulingV1beta1().PodGroups("demo").List(ctx, metav1.ListOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

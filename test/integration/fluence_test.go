@@ -173,8 +173,9 @@ func (c *cluster) boundCount(names ...string) int {
 	return n
 }
 
-// waitForEvent waits for an event on a pod of c.NS whose reason and note
-// contain the given strings, and returns its note.
+// waitForEvent waits for an event on a pod of c.NS (any object when pod
+// is "") whose reason and note contain the given strings, and returns its
+// note.
 func (c *cluster) waitForEvent(timeout time.Duration, pod, reason, contains string) string {
 	c.t.Helper()
 	var found string
@@ -186,7 +187,7 @@ func (c *cluster) waitForEvent(timeout time.Duration, pod, reason, contains stri
 		}
 		seen = seen[:0]
 		for _, e := range list.Items {
-			if e.Regarding.Name != pod {
+			if pod != "" && e.Regarding.Name != pod {
 				continue
 			}
 			seen = append(seen, e.Reason+": "+e.Note)

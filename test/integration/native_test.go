@@ -13,7 +13,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	schedulingv1alpha2 "k8s.io/api/scheduling/v1alpha2"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -23,12 +23,12 @@ import (
 )
 
 // newNativeCluster starts the complete kube-apiserver serving Kubernetes
-// PodGroups (scheduling.k8s.io/v1alpha2): the API and the pod's
+// PodGroups (scheduling.k8s.io/v1beta1): the API and the pod's
 // spec.schedulingGroup need the GenericWorkload gate and the runtime-config.
 //
 // The apiserver runs in this process and shares its feature gates with
 // any scheduler started in it: with GenericWorkload on, kube-scheduler runs
-// its own pod-group cycle for such pods and writes PodGroupScheduled
+// its own pod-group cycle for such pods and writes PodGroupInitiallyScheduled
 // itself. The scheduler under test therefore runs as its own process
 // (startFluenceProcess), with kube-scheduler's workload gates off as
 // `fluence scheduler` ships: fluence alone places the groups and writes
@@ -51,12 +51,12 @@ func (c *cluster) startFluenceProcess(t *testing.T, extraArgs ...string) *proces
 
 func (c *cluster) createNativePodGroup(name string, minCount int32) {
 	c.t.Helper()
-	pg := &schedulingv1alpha2.PodGroup{
+	pg := &schedulingv1beta1.PodGroup{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.NS},
-		Spec: schedulingv1alpha2.PodGroupSpec{SchedulingPolicy: schedulingv1alpha2.PodGroupSchedulingPolicy{
-			Gang: &schedulingv1alpha2.GangSchedulingPolicy{MinCount: minCount}}},
+		Spec: schedulingv1beta1.PodGroupSpec{SchedulingPolicy: schedulingv1beta1.PodGroupSchedulingPolicy{
+			Gang: &schedulingv1beta1.GangSchedulingPolicy{MinCount: minCount}}},
 	}
-	if _, err := c.Client.SchedulingV1alpha2().PodGroups(c.NS).Create(c.Ctx, pg, metav1.CreateOptions{}); err != nil {
+	if _, err := c.Client.SchedulingV1beta1().PodGroups(c.NS).Create(c.Ctx, pg, metav1.CreateOptions{}); err != nil {
 		c.t.Fatalf("creating PodGroup %s: %v", name, err)
 	}
 }
@@ -73,27 +73,27 @@ func nativePods(group string, n int, cpu string) []*corev1.Pod {
 	return out
 }
 
-// nativeCondition waits for the PodGroupScheduled condition of a PodGroup
+// nativeCondition waits for the PodGroupInitiallyScheduled condition of a PodGroup
 // with the given status and returns it.
 func (c *cluster) nativeCondition(name string, status metav1.ConditionStatus) metav1.Condition {
 	c.t.Helper()
 	var last *metav1.Condition
 	err := wait.PollUntilContextTimeout(c.Ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		pg, err := c.Client.SchedulingV1alpha2().PodGroups(c.NS).Get(c.Ctx, name, metav1.GetOptions{})
+		pg, err := c.Client.SchedulingV1beta1().PodGroups(c.NS).Get(c.Ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
-		last = meta.FindStatusCondition(pg.Status.Conditions, schedulingv1alpha2.PodGroupScheduled)
+		last = meta.FindStatusCondition(pg.Status.Conditions, schedulingv1beta1.PodGroupInitiallyScheduled)
 		return last != nil && last.Status == status, nil
 	})
 	if err != nil {
-		c.t.Fatalf("PodGroup %s: no condition %s=%s; last %+v", name, schedulingv1alpha2.PodGroupScheduled, status, last)
+		c.t.Fatalf("PodGroup %s: no condition %s=%s; last %+v", name, schedulingv1beta1.PodGroupInitiallyScheduled, status, last)
 	}
 	return *last
 }
 
 // Pods naming a Kubernetes PodGroup in spec.schedulingGroup form a group of
-// its gang minCount; the PodGroup's PodGroupScheduled condition says
+// its gang minCount; the PodGroup's PodGroupInitiallyScheduled condition says
 // whether the group is placed, or why not.
 //
 // It runs with kube-scheduler's workload gates as `fluence scheduler` ships
@@ -105,7 +105,7 @@ func TestNativePodGroup(t *testing.T) {
 		args []string
 	}{
 		{"gates off", nil},
-		{"gates on", []string{"--feature-gates=GenericWorkload=true,GangScheduling=true"}},
+		{"gates on", []string{"--feature-gates=GenericWorkload=true"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { testNativePodGroup(t, tc.args) })
 	}
@@ -116,7 +116,7 @@ func testNativePodGroup(t *testing.T, args []string) {
 	c.addNodes("node", 4, "2", "8Gi")
 	startNodeSim(c, simOptions{})
 	proc := c.startFluenceProcess(t, args...)
-	// With the gates on, kube-scheduler writes PodGroupScheduled itself
+	// With the gates on, kube-scheduler writes PodGroupInitiallyScheduled itself
 	// after each pod-group cycle, with its own message; fluence leaves the
 	// condition to it and gives its reason in events.
 	gatesOn := len(args) > 0
@@ -134,7 +134,7 @@ func testNativePodGroup(t *testing.T, args []string) {
 	c.createPods(solver[1:5]...)
 	c.waitForEvent(30*time.Second, "solver-0", "FailedScheduling", "of 6 exist")
 	waiting := c.nativeCondition("solver", metav1.ConditionFalse)
-	if waiting.Reason != schedulingv1alpha2.PodGroupReasonUnschedulable || (!gatesOn && !strings.Contains(waiting.Message, "fluence: ")) {
+	if waiting.Reason != schedulingv1beta1.PodGroupReasonUnschedulable || (!gatesOn && !strings.Contains(waiting.Message, "fluence: ")) {
 		t.Errorf("waiting group's condition: %+v", waiting)
 	}
 	if n := c.boundCount(names(solver[:5])...); n != 0 {
@@ -149,7 +149,7 @@ func testNativePodGroup(t *testing.T, args []string) {
 	}
 
 	cond := c.nativeCondition("huge", metav1.ConditionFalse)
-	if cond.Reason != schedulingv1alpha2.PodGroupReasonUnschedulable || (!gatesOn && !strings.Contains(cond.Message, "needs 50")) {
+	if cond.Reason != schedulingv1beta1.PodGroupReasonUnschedulable || (!gatesOn && !strings.Contains(cond.Message, "needs 50")) {
 		t.Errorf("huge's condition does not say what is short: %+v", cond)
 	}
 	c.waitForEvent(30*time.Second, "huge-0", "FluenceGroupRejected", "needs 50")
@@ -198,8 +198,9 @@ func (l *lineCapture) lines() []string {
 	return strings.Split(l.buf.String(), "\n")
 }
 
-// On an API server that does not serve Kubernetes PodGroups, fluence never
-// asks for them and logs nothing about them; a pod is a lone pod.
+// On an API server that does not serve Kubernetes PodGroups (1.37's
+// default: GenericWorkload off), fluence never asks for them, says so once
+// at start and logs no error or warning about them; a pod is a lone pod.
 func TestNativePodGroupNotServed(t *testing.T) {
 	if !klogQuiet {
 		t.Skip("klog's output was configured by the user; this test reads it")
@@ -213,9 +214,14 @@ func TestNativePodGroupNotServed(t *testing.T) {
 	c.createPods(pods...)
 	c.waitForPodPhase(time.Minute, corev1.PodSucceeded, names(pods)...)
 	c.checkInvariants(inv)
+	said := false
 	for _, line := range capture.lines() {
-		if strings.Contains(line, "scheduling.k8s.io") && (strings.Contains(line, "fluence") || strings.HasPrefix(line, "E")) {
-			t.Errorf("logged about the unserved API: %s", line)
+		if strings.Contains(line, "scheduling.k8s.io") && (strings.HasPrefix(line, "E") || strings.HasPrefix(line, "W")) {
+			t.Errorf("logged an error or warning about the unserved API: %s", line)
 		}
+		said = said || strings.Contains(line, "Kubernetes gang API") && strings.Contains(line, "does not serve scheduling.k8s.io/v1beta1")
+	}
+	if !said {
+		t.Error("fluence did not log at start which gang API it found")
 	}
 }

@@ -36,7 +36,7 @@ const examplesDir = "../../docs/examples"
 
 // workloadGates are the Kubernetes gates the native PodGroup and Jobs
 // with a PodGroup from the Job controller need.
-const workloadGates = "GenericWorkload=true,GangScheduling=true,WorkloadWithJob=true"
+const workloadGates = "GenericWorkload=true,WorkloadWithJob=true"
 
 // example is what applying one file of docs/examples must lead to.
 type example struct {
@@ -148,7 +148,7 @@ func runUp(t *testing.T, bin string, gates bool, args ...string) {
 		objs := decodeExample(t, e.file)
 		errs := applyObjects(c, objs)
 		if e.needsGates && !gates {
-			// The API server does not serve scheduling.k8s.io/v1alpha2:
+			// The API server does not serve scheduling.k8s.io/v1beta1:
 			// kubectl says "no matches for kind"; the pods, which
 			// would lose their spec.schedulingGroup, are not sent either.
 			if len(errs) == 0 || !meta.IsNoMatchError(errs[0]) {
@@ -365,7 +365,7 @@ func checkBoundWhole(t *testing.T, c *cluster, file string, g exampleGroup, key 
 // (controller ownerReference) and that its pods name it.
 func checkJobPodGroup(t *testing.T, c *cluster, job string) {
 	t.Helper()
-	pgs, err := c.Client.SchedulingV1alpha2().PodGroups(c.NS).List(c.Ctx, metav1.ListOptions{})
+	pgs, err := c.Client.SchedulingV1beta1().PodGroups(c.NS).List(c.Ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

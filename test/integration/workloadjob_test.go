@@ -18,7 +18,7 @@ import (
 )
 
 // With the WorkloadWithJob gate, the Job controller gives an Indexed Job of
-// completions = parallelism = 4 a PodGroup (scheduling.k8s.io/v1alpha2,
+// completions = parallelism = 4 a PodGroup (scheduling.k8s.io/v1beta1,
 // gang minCount 4) and names it in every pod it makes; fluence places the
 // four pods as that group, whole. The control plane is localcluster's (the
 // real Job controller, in this process) with the gates on for the API
@@ -26,7 +26,7 @@ import (
 func TestWorkloadWithJob(t *testing.T) {
 	c := startCluster(t, localcluster.Options{
 		// The next cluster of the suite turns them off again.
-		FeatureGates:  map[string]bool{"GenericWorkload": true, "GangScheduling": true, "WorkloadWithJob": true},
+		FeatureGates:  map[string]bool{"GenericWorkload": true, "WorkloadWithJob": true},
 		JobController: true,
 		NodeSim:       &localcluster.NodeSimOptions{},
 	})
@@ -60,7 +60,7 @@ func TestWorkloadWithJob(t *testing.T) {
 	// The Job controller's PodGroup: controlled by the Job, gang of 4.
 	var pgName string
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		pgs, err := c.Client.SchedulingV1alpha2().PodGroups(c.NS).List(ctx, metav1.ListOptions{})
+		pgs, err := c.Client.SchedulingV1beta1().PodGroups(c.NS).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
 		}

@@ -1,0 +1,59 @@
+package groups
+
+import (
+	"fmt"
+
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// NativePodGroupV1beta1 is scheduling.k8s.io/v1beta1 podgroups (Kubernetes
+// 1.37, served with --runtime-config=scheduling.k8s.io/v1beta1=true and the
+// GenericWorkload feature gate, beta and off by default).
+var NativePodGroupV1beta1 = schedulingv1beta1.SchemeGroupVersion.WithResource("podgroups")
+
+func init() {
+	registerNativeVersion(nativeVersion{
+		gvr:       NativePodGroupV1beta1,
+		policy:    policyV1beta1,
+		condition: schedulingv1beta1.PodGroupInitiallyScheduled,
+		sticky:    true,
+	})
+}
+
+func policyV1beta1(u *unstructured.Unstructured) (nativePolicy, error) {
+	var pg schedulingv1beta1.PodGroup
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pg); err != nil {
+		return nativePolicy{}, fmt.Errorf("cannot be read as %s: %v", NativePodGroupV1beta1.GroupVersion(), err)
+	}
+	s := pg.Spec
+	pol := nativePolicy{
+		Priority:          s.Priority,
+		PriorityClassName: s.PriorityClassName,
+		DisruptionAll:     s.DisruptionMode != nil && s.DisruptionMode.All != nil,
+		ResourceClaims:    len(s.ResourceClaims),
+	}
+	if s.PreemptionPolicy != nil {
+		pol.PreemptionPolicy = string(*s.PreemptionPolicy)
+	}
+	if s.ParentCompositePodGroupName != nil {
+		pol.Parent = *s.ParentCompositePodGroupName
+	}
+	if c := s.SchedulingConstraints; c != nil && len(c.Topology) > 0 {
+		if len(c.Topology) > 1 {
+			return nativePolicy{}, fmt.Errorf("spec.schedulingConstraints.topology has %d entries; at most one is allowed", len(c.Topology))
+		}
+		pol.TopologyKey = c.Topology[0].Key
+	}
+	sp := s.SchedulingPolicy
+	switch {
+	case sp.Gang != nil:
+		pol.MinCount = int64(sp.Gang.MinCount)
+		return pol, nil
+	case sp.Basic != nil:
+		pol.Basic = true
+		return pol, nil
+	}
+	return nativePolicy{}, errNoPolicy
+}
