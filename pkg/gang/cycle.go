@@ -126,14 +126,16 @@ func (c *Core) Reserve(uid, node string) error {
 	return nil
 }
 
-// Unreserve handles a failure after Reserve (Permit rejected or timed out,
-// a later plugin or the binding failed). The allocation is withdrawn while
-// none of it was let through; afterwards the pod keeps its slot and tries
-// to bind again there.
-func (c *Core) Unreserve(uid string, now int64) {
+// Unreserve handles a failure after Reserve on node (Permit rejected or
+// timed out, a later plugin or the binding failed). The allocation is
+// withdrawn while none of it was let through; afterwards the pod keeps its
+// slot and tries to bind again there. An Unreserve for another node than
+// the pod's slot is for an allocation already gone (the pod was placed
+// again since): it changes nothing.
+func (c *Core) Unreserve(uid, node string, now int64) {
 	c.advance(now)
 	g, a, s, err := c.podSlot(uid)
-	if err != nil {
+	if err != nil || s.node != node {
 		return
 	}
 	s.reserved = false
@@ -143,6 +145,17 @@ func (c *Core) Unreserve(uid string, now int64) {
 	}
 	if p := g.members[uid]; p != nil {
 		c.fx.activatePod(p.ref())
+	}
+}
+
+// Unreserved takes back a Reserve that was only tentative: kube-scheduler
+// 1.37's workload cycle (GenericWorkload) reserves a PodGroup's pods to
+// try a placement, reverts every Reserve, then reserves the chosen
+// placement again. The allocation stays; the pod's slot waits for its
+// next Reserve.
+func (c *Core) Unreserved(uid, node string) {
+	if _, _, s, err := c.podSlot(uid); err == nil && s.node == node {
+		s.reserved = false
 	}
 }
 

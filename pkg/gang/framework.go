@@ -147,7 +147,7 @@ func (f *Framework) cycle(uid string, now int64, out *[]Trace) {
 		if err := f.Core.Reserve(uid, v.Node); err != nil {
 			*out = append(*out, Trace{Pod: fp.pod.String(), Verdict: Verdict{Reason: err.Error()}})
 		} else if ready, err := f.Core.Permit(uid); err != nil {
-			f.Core.Unreserve(uid, now)
+			f.Core.Unreserve(uid, v.Node, now)
 		} else if ready {
 			f.bind(uid, v.Node, now, out)
 		} else {
@@ -218,7 +218,7 @@ func (f *Framework) bind(uid, node string, now int64, out *[]Trace) {
 		if err := f.Bind(&fp.pod, node); err != nil {
 			fp.failures++
 			f.backoff[uid] = now + min(int64(1)<<min(fp.failures-1, 4), 10)*f.Core.cfg.TicksPerSecond
-			f.Core.Unreserve(uid, now)
+			f.Core.Unreserve(uid, node, now)
 			*out = append(*out, Trace{Pod: fp.pod.String(), Verdict: Verdict{Reason: "binding failed: " + err.Error()}})
 			return
 		}
@@ -238,8 +238,9 @@ func (f *Framework) apply(fx Effects, now int64, out *[]Trace) {
 	}
 	for _, r := range fx.Reject {
 		if fp := f.pods[r.Pod.UID]; fp != nil && fp.waiting != "" {
+			node := fp.waiting
 			fp.waiting = ""
-			f.Core.Unreserve(r.Pod.UID, now)
+			f.Core.Unreserve(r.Pod.UID, node, now)
 			*out = append(*out, Trace{Pod: r.Pod.String(), Verdict: Verdict{Reason: r.Message}})
 		}
 	}

@@ -1,10 +1,13 @@
 package groups
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -140,6 +143,9 @@ func (s *resolution) nativePodGroup(name string) (gang.GroupID, error) {
 		return gang.GroupID{}, s.fail(false, "PodGroup %s (%s): %v", key, v.gvr.Group, err)
 	}
 	if pol.Basic {
+		if byDefault, err := s.jobDefault(pg); err != nil || byDefault {
+			return gang.GroupID{}, cmp.Or(err, errJobDefault)
+		}
 		return s.lone(), nil
 	}
 	switch {
@@ -168,6 +174,27 @@ func (p nativePolicy) unsupported() string {
 		what = append(what, "a parent CompositePodGroup "+p.Parent+" (spec.parentCompositePodGroupName)")
 	}
 	return strings.Join(what, " and ")
+}
+
+// errJobDefault says a PodGroup is the Job controller's default for a Job
+// that asked for no policy: the pod is grouped by fluence's own rules.
+var errJobDefault = errors.New("the Job controller's default PodGroup")
+
+// jobDefault reports whether a basic PodGroup is one the Job controller
+// made (WorkloadWithJob, Kubernetes 1.37) for a Job whose spec.scheduling
+// sets no policy: the controller defaults such a Job to basic, which would
+// make every pod of a parallel Job a lone pod. A Job that asks for basic
+// in spec.scheduling.schedulingPolicy gets it.
+func (s *resolution) jobDefault(pg *unstructured.Unstructured) (bool, error) {
+	ref := metav1.GetControllerOf(pg)
+	if ref == nil || ref.Kind != "Job" || !strings.HasPrefix(ref.APIVersion, "batch/") || s.r.jobs == nil {
+		return false, nil
+	}
+	job, err := cachedOwner(s, "job", ref, s.r.jobs.Jobs(s.ns).Get)
+	if err != nil {
+		return false, err
+	}
+	return job.Spec.Scheduling == nil || job.Spec.Scheduling.SchedulingPolicy == nil, nil
 }
 
 // errNoPolicy is the error of a PodGroup with neither policy.

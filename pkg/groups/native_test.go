@@ -21,7 +21,7 @@ import (
 	"github.com/fluence-sched/fluence/pkg/gang"
 )
 
-// testNativePodGroup builds a scheduling.k8s.io/v1alpha2 PodGroup: a gang
+// testNativePodGroup builds a scheduling.k8s.io/v1beta1 PodGroup: a gang
 // of minCount, or basic when minCount is 0.
 func testNativePodGroup(t *testing.T, name string, minCount int32) *unstructured.Unstructured {
 	t.Helper()
@@ -114,6 +114,46 @@ func TestResolveNativePodGroupPriority(t *testing.T) {
 	}
 }
 
+// The rest of a v1beta1 PodGroup's spec goes with the group: its
+// preemption policy, disruption mode and topology key; resource claims
+// and a composite parent are named as unsupported; more than one topology
+// entry (which the API server refuses) is a final error.
+func TestResolveNativePodGroupPolicy(t *testing.T) {
+	set := func(u *unstructured.Unstructured, v any, path ...string) *unstructured.Unstructured {
+		t.Helper()
+		if err := unstructured.SetNestedField(u.Object, v, path...); err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	rack := set(testNativePodGroup(t, "rack", 2), []any{map[string]any{"key": "example.com/rack"}}, "spec", "schedulingConstraints", "topology")
+	set(rack, "Never", "spec", "preemptionPolicy")
+	set(rack, map[string]any{"all": map[string]any{}}, "spec", "disruptionMode")
+	claims := set(testNativePodGroup(t, "claims", 2), []any{map[string]any{"name": "gpus", "resourceClaimTemplateName": "tpl"}}, "spec", "resourceClaims")
+	set(claims, "parent", "spec", "parentCompositePodGroupName")
+	two := set(testNativePodGroup(t, "two", 2), []any{map[string]any{"key": "a"}, map[string]any{"key": "b"}}, "spec", "schedulingConstraints", "topology")
+	r, _ := fixture{crs: []runtime.Object{rack, claims, two, testNativePodGroup(t, "plain", 2)}}.resolver(t)
+	ctx := context.Background()
+
+	got, err := r.Resolve(ctx, testPod("a", podInGroup("rack")))
+	if err != nil || got.TopologyKey != "example.com/rack" || got.PreemptionPolicy != "Never" || !got.DisruptionAll || got.Unsupported != "" {
+		t.Errorf("rack: got %+v, %v; want topology example.com/rack, preemption Never, disruption all", got, err)
+	}
+	got, err = r.Resolve(ctx, testPod("b", podInGroup("plain")))
+	if err != nil || got.TopologyKey != "" || got.PreemptionPolicy != "" || got.DisruptionAll {
+		t.Errorf("plain: got %+v, %v; want no policy beyond its size", got, err)
+	}
+	got, err = r.Resolve(ctx, testPod("c", podInGroup("claims")))
+	if err != nil || !strings.Contains(got.Unsupported, "1 resource claims") || !strings.Contains(got.Unsupported, "CompositePodGroup parent") {
+		t.Errorf("claims: got %+v, %v; want its claims and parent named unsupported", got, err)
+	}
+	_, err = r.Resolve(ctx, testPod("d", podInGroup("two")))
+	var re *ResolveError
+	if !errors.As(err, &re) || re.Retryable || !strings.Contains(err.Error(), "topology has 2 entries") {
+		t.Errorf("two topology entries: got %v; want a final error", err)
+	}
+}
+
 // A native PodGroup created after its pods is found once the informer
 // sees it; a cluster that does not serve the API is never asked for it.
 func TestResolveNativePodGroupInformer(t *testing.T) {
@@ -147,15 +187,28 @@ func TestResolveNativePodGroupInformer(t *testing.T) {
 		t.Errorf("native PodGroups read although not served: %v", touched)
 	}
 
+	// Only v1alpha2 served (Kubernetes 1.36 with its gate on): a final
+	// error saying so, and nothing read.
+	c3, dyn3 := customResources(t, fakeDiscovery(legacyNativeVersions[0]))
+	r3 := resolverOver(t, c3)
+	_, err := r3.Resolve(ctx, pod)
+	var legacy *ResolveError
+	if !errors.As(err, &legacy) || legacy.Retryable || !strings.Contains(err.Error(), "serves PodGroups only as scheduling.k8s.io/v1alpha2, which this build of fluence (Kubernetes 1.37) does not read") {
+		t.Errorf("v1alpha2 only: got %v; want a final error naming the served version", err)
+	}
+	if touched := resourcesTouched(dyn3); len(touched[legacyNativeVersions[0]]) != 0 {
+		t.Errorf("v1alpha2 PodGroups read: %v", touched)
+	}
+
 	// No client at all: a final error.
-	_, err := NewResolver(Sources{}).Resolve(ctx, pod)
+	_, err = NewResolver(Sources{}).Resolve(ctx, pod)
 	var re *ResolveError
 	if !errors.As(err, &re) || re.Retryable || !strings.Contains(err.Error(), "no client to read PodGroups") {
 		t.Errorf("no client: got %v", err)
 	}
 }
 
-// status.conditions[PodGroupScheduled] is written through the status
+// status.conditions[PodGroupInitiallyScheduled] is written through the status
 // subresource; lastTransitionTime moves only with the status; an
 // unchanged condition is not written again; a deleted PodGroup is skipped.
 func TestConditionWriterNative(t *testing.T) {
@@ -211,6 +264,14 @@ func TestConditionWriterNative(t *testing.T) {
 	check("unsatisfiable", gang.Unsatisfiable, metav1.ConditionFalse, schedulingv1beta1.PodGroupReasonUnschedulable, t0, 2)
 	check("unsatisfiable", gang.Unsatisfiable, metav1.ConditionFalse, schedulingv1beta1.PodGroupReasonUnschedulable, t0, 2)
 	check("placed", gang.Scheduled, metav1.ConditionTrue, "Scheduled", now.Truncate(time.Second), 3)
+	// Once True, PodGroupInitiallyScheduled stays: a later wait (the group
+	// withdrawn, resized) is not written over it.
+	placedAt := now.Truncate(time.Second)
+	now = now.Add(time.Minute)
+	if err := w.write(ctx, gang.Condition{Group: id, Status: gang.Waiting, Message: "waiting again"}); err != nil {
+		t.Fatal(err)
+	}
+	check("placed", gang.Scheduled, metav1.ConditionTrue, "Scheduled", placedAt, 3)
 
 	gone := gang.NewGroupID(testNS, "gone", 2, gang.SourceNativePodGroup)
 	if err := w.write(ctx, gang.Condition{Group: gone, Status: gang.Waiting}); err != nil || writes() != 3 {
@@ -224,7 +285,7 @@ func TestConditionWriterNative(t *testing.T) {
 	}
 }
 
-// With kube-scheduler writing PodGroupScheduled itself (GenericWorkload
+// With kube-scheduler writing PodGroupInitiallyScheduled itself (GenericWorkload
 // on), the writer leaves the status alone and reports a rejection as an
 // event on the PodGroup.
 func TestConditionWriterLeavesNativeConditions(t *testing.T) {

@@ -93,7 +93,11 @@ func (r *Resolver) Resolve(_ context.Context, pod *corev1.Pod) (gang.GroupID, er
 	res := &resolution{r: r, pod: pod, ns: pod.Namespace, podKey: pod.Namespace + "/" + pod.Name}
 
 	if name, ok := nativeGroupName(pod); ok {
-		return res.nativePodGroup(name)
+		if id, err := res.nativePodGroup(name); err != errJobDefault {
+			return id, err
+		}
+		// The Job controller's default PodGroup (basic): the pod is
+		// grouped as if it named none.
 	}
 	g, found, err := k8sadapter.ParseGroup(pod)
 	if err != nil {

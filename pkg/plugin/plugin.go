@@ -503,8 +503,15 @@ func (p *Plugin) traceStep(kind string, pod *corev1.Pod) {
 }
 
 // Unreserve tells the core the pod failed after Reserve.
-func (p *Plugin) Unreserve(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _ string) {
-	p.do(func(now int64) { p.core.Unreserve(string(pod.UID), now) })
+func (p *Plugin) Unreserve(_ context.Context, state fwk.CycleState, pod *corev1.Pod, node string) {
+	if state != nil && state.IsPodGroupSchedulingCycle() {
+		// kube-scheduler 1.37's workload cycle reverts the Reserves of
+		// the placements it tries, then reserves the chosen one again:
+		// the group's allocation must outlive the revert.
+		p.do(func(int64) { p.core.Unreserved(string(pod.UID), node) })
+		return
+	}
+	p.do(func(now int64) { p.core.Unreserve(string(pod.UID), node, now) })
 }
 
 // Permit holds each pod until every pod of its allocation is reserved; the

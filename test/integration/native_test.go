@@ -159,10 +159,18 @@ func testNativePodGroup(t *testing.T, args []string) {
 		t.Errorf("%d pods of an impossible group bound", n)
 	}
 
-	// Pods created before their PodGroup wait for it.
+	// Pods created before their PodGroup wait for it: fluence says so;
+	// with the gate on, kube-scheduler's queue holds them until it exists.
 	late := nativePods("late", 2, "1")
 	c.createPods(late...)
-	c.waitForEvent(30*time.Second, "late-1", "FailedScheduling", "PodGroup fluence-test/late (scheduling.k8s.io) not found")
+	if !gatesOn {
+		c.waitForEvent(30*time.Second, "late-1", "FailedScheduling", "PodGroup fluence-test/late (scheduling.k8s.io) not found")
+	} else {
+		time.Sleep(2 * time.Second)
+		if n := c.boundCount(names(late)...); n != 0 {
+			t.Errorf("%d pods bound before their PodGroup exists", n)
+		}
+	}
 	c.createNativePodGroup("late", 2)
 	c.waitForPodPhase(30*time.Second, corev1.PodSucceeded, names(late)...)
 	c.nativeCondition("late", metav1.ConditionTrue)
@@ -170,6 +178,12 @@ func testNativePodGroup(t *testing.T, args []string) {
 		// kube-scheduler's own pod-group cycle (gates on) logs an error for
 		// pods whose PodGroup does not exist yet; that is not fluence's.
 		if gatesOn && strings.Contains(line, "schedule_one_podgroup.go") {
+			continue
+		}
+		// kube-scheduler 1.37 says once, at start, that a profile without
+		// its GangScheduling plugin leaves gang scheduling to others:
+		// fluence's profile does so on purpose.
+		if gatesOn && strings.Contains(line, "GangScheduling plugin is not set") {
 			continue
 		}
 		if strings.HasPrefix(line, "E") && strings.Contains(strings.ToLower(line), "podgroup") {
@@ -216,7 +230,9 @@ func TestNativePodGroupNotServed(t *testing.T) {
 	c.checkInvariants(inv)
 	said := false
 	for _, line := range capture.lines() {
-		if strings.Contains(line, "scheduling.k8s.io") && (strings.HasPrefix(line, "E") || strings.HasPrefix(line, "W")) {
+		// The API server itself warns that it skips the groups it serves
+		// no resource of; fluence must not add to that.
+		if strings.Contains(line, "scheduling.k8s.io") && (strings.HasPrefix(line, "E") || strings.HasPrefix(line, "W") && !strings.Contains(line, "genericapiserver.go")) {
 			t.Errorf("logged an error or warning about the unserved API: %s", line)
 		}
 		said = said || strings.Contains(line, "Kubernetes gang API") && strings.Contains(line, "does not serve scheduling.k8s.io/v1beta1")
