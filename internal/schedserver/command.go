@@ -14,6 +14,7 @@ import (
 	"k8s.io/component-base/logs"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/component-base/term"
+	"k8s.io/klog/v2"
 	_ "k8s.io/component-base/version/verflag" // registers --version
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
@@ -37,8 +38,16 @@ func NewCommand(version string) *cobra.Command {
 flag applies. Besides kube-scheduler's endpoints, the secure port serves the
 read-only inspection API (` + "`kubectl fluence`" + `) behind the same delegated
 authentication and authorization as /metrics.`,
-		// Feature gates are set from the flags before RunE.
-		PersistentPreRunE: func(*cobra.Command, []string) error { return opts.ComponentGlobalsRegistry.Set() },
+		// Feature gates are set from the flags before RunE, at the API
+		// server's release when it is older (skew.go).
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if v := cmd.Flags().Lookup("version"); v == nil || !v.Changed {
+				if err := matchAPIServer(cmd.Flags(), opts, klog.Background()); err != nil {
+					return err
+				}
+			}
+			return opts.ComponentGlobalsRegistry.Set()
+		},
 		Args:              cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if printVersion(cmd.OutOrStdout(), version) {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -49,8 +50,7 @@ type CustomResources struct {
 	// onPodGroup, when set, hears of every scheduler-plugins PodGroup
 	// added to an informer's cache (its namespace and name).
 	onPodGroup func(ns, name string)
-	// onSpec, when set, hears of every watched object whose spec changed
-	// (its generation moved).
+	// onSpec, when set, hears of every watched object whose spec changed.
 	onSpec func(ns, name string)
 
 	mu      sync.Mutex
@@ -174,7 +174,7 @@ func (c *CustomResources) gangAPI() string {
 	if len(c.legacy) > 0 {
 		return "none this build reads: the API server serves " + strings.Join(c.legacy, ", ") + " (fluence reads " + nativeVersions[0].gvr.GroupVersion().String() + ")"
 	}
-	return "none: the API server does not serve " + nativeVersions[0].gvr.GroupVersion().String() + " PodGroups (gate GenericWorkload off); groups come from labels and workloads"
+	return "none: the API server does not serve " + nativeVersions[0].gvr.GroupVersion().String() + " PodGroups (Kubernetes 1.37 serves them with the gate GenericWorkload); groups come from labels and workloads"
 }
 
 // legacyNative returns the PodGroup versions of scheduling.k8s.io served
@@ -233,7 +233,9 @@ func (c *CustomResources) start(ctx context.Context, gvr schema.GroupVersionReso
 		_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(o, n any) {
 			a, okA := o.(*unstructured.Unstructured)
 			b, okB := n.(*unstructured.Unstructured)
-			if okA && okB && a.GetGeneration() != b.GetGeneration() {
+			// Compared whole: Kubernetes 1.37 does not move a PodGroup's
+			// metadata.generation when its spec changes.
+			if okA && okB && !equality.Semantic.DeepEqual(a.Object["spec"], b.Object["spec"]) {
 				c.onSpec(b.GetNamespace(), b.GetName())
 			}
 		}})

@@ -133,7 +133,7 @@ func (s *resolution) nativePodGroup(name string) (gang.GroupID, error) {
 	pg, why := s.r.custom.get(v.gvr, s.ns, name)
 	if pg == nil {
 		if legacy := s.r.custom.legacyServed(); len(legacy) > 0 {
-			return gang.GroupID{}, s.fail(false, "spec.schedulingGroup names PodGroup %s, but the API server serves PodGroups only as %s, which this build of fluence (Kubernetes %s) does not read: it reads %s. Name the group with fluence's labels instead, or run a fluence built for the cluster's Kubernetes release",
+			return gang.GroupID{}, s.fail(false, "spec.schedulingGroup names PodGroup %s, but the API server serves PodGroups only as %s, which this build of fluence (Kubernetes %s) does not read: it reads %s. Run a fluence built for the cluster's Kubernetes release, or keep pods from naming PodGroups (the GenericWorkload and WorkloadWithJob gates off) and group them with fluence's labels or their workloads",
 				key, strings.Join(legacy, ", "), buildRelease, v.gvr.GroupVersion())
 		}
 		return gang.GroupID{}, s.fail(true, "PodGroup %s (%s) %s", key, v.gvr.Group, why)

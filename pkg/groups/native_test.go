@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -152,6 +154,43 @@ func TestResolveNativePodGroupPolicy(t *testing.T) {
 	if !errors.As(err, &re) || re.Retryable || !strings.Contains(err.Error(), "topology has 2 entries") {
 		t.Errorf("two topology entries: got %v; want a final error", err)
 	}
+}
+
+// Kubernetes 1.37's Job controller (WorkloadWithJob) gives every Indexed
+// Job a PodGroup, basic unless the Job's spec.scheduling asks for a gang.
+// A basic one the controller chose by default leaves the pods grouped by
+// their Job, as without the gate; a Job that asks for basic gets lone
+// pods; a basic PodGroup of anyone else makes lone pods.
+func TestResolveJobDefaultPodGroup(t *testing.T) {
+	owned := func(name, job string) *unstructured.Unstructured {
+		pg := testNativePodGroup(t, name, 0)
+		pg.SetOwnerReferences([]metav1.OwnerReference{controllerRef("batch/v1", "Job", job)})
+		return pg
+	}
+	basic := func(j *batchv1.Job) {
+		j.Spec.Scheduling = &batchv1.JobSchedulingConfiguration{SchedulingPolicy: &schedulingv1alpha3.WorkloadPodGroupSchedulingPolicy{
+			Basic: &schedulingv1alpha3.WorkloadPodGroupBasicSchedulingPolicy{}}}
+	}
+	r, _ := fixture{
+		jobs: []*batchv1.Job{testJob("train", 4, completions(4)), testJob("asked", 4, completions(4), basic)},
+		crs:  []runtime.Object{owned("train-pg", "train"), owned("asked-pg", "asked"), owned("orphan-pg", "gone"), testNativePodGroup(t, "mine", 0)},
+	}.resolver(t)
+	ctx := context.Background()
+	for _, c := range []struct {
+		pod  *corev1.Pod
+		want gang.GroupID
+	}{
+		{testPod("t0", podInGroup("train-pg"), podOwner("batch/v1", "Job", "train")), want("train", 4, gang.SourceJob)},
+		{testPod("a0", podInGroup("asked-pg"), podOwner("batch/v1", "Job", "asked")), want("a0", 1, gang.SourcePod)},
+		{testPod("m0", podInGroup("mine")), want("m0", 1, gang.SourcePod)},
+	} {
+		got, err := r.Resolve(ctx, c.pod)
+		if err != nil || got != c.want {
+			t.Errorf("pod %s: got %+v, %v; want %+v", c.pod.Name, got, err, c.want)
+		}
+	}
+	// The Job not in the cache yet: wait, rather than guess.
+	wantRetryable(t, r, testPod("o0", podInGroup("orphan-pg")), "owner job ns1/gone is not in the informer cache yet")
 }
 
 // A native PodGroup created after its pods is found once the informer

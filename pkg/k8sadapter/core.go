@@ -74,6 +74,12 @@ func (o GraphOptions) CorePod(p *corev1.Pod, owned bool) gang.Pod {
 		out.Filter = f
 	}
 	out.Apart = RepelsItself(p)
+	// A pod naming a Kubernetes PodGroup belongs to it whatever its labels
+	// say (the resolver's first rule): counting it in a labelled group
+	// would place that group for pods that never join it.
+	if sg := p.Spec.SchedulingGroup; sg != nil && sg.PodGroupName != nil && *sg.PodGroupName != "" {
+		return out
+	}
 	if g, found, err := ParseGroup(p); err == nil && found && g.Size > 0 {
 		out.Labeled = gang.NewGroupID(p.Namespace, g.Name, g.Size, gang.SourceLabel)
 	}

@@ -24,6 +24,12 @@ func TestCorePod(t *testing.T) {
 	if want := gang.NewGroupID("default", "g", 4, gang.SourceLabel); labelled.Labeled != want {
 		t.Errorf("Labeled = %+v, want %+v", labelled.Labeled, want)
 	}
+	native := makePod("p").label(PodGroupKey, "g").label(GroupSizeKey, "4").obj()
+	pg := "train"
+	native.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: &pg}
+	if got := (GraphOptions{}).CorePod(native, true).Labeled; got != (gang.GroupID{}) {
+		t.Errorf("a pod naming a Kubernetes PodGroup counted in its labels' group: %+v", got)
+	}
 	if labelled.Filter == nil || labelled.Invalid != "" {
 		t.Errorf("a well-formed pod should have a filter and no error: %+v", labelled)
 	}

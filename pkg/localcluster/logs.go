@@ -11,8 +11,9 @@ import (
 
 // harmlessErrors are substrings of errors every API server start logs
 // while its bootstrap controllers race the namespaces and the service IP
-// they need, and the one the "none" endpoint reconciler (which a loopback
-// API server wants: Endpoints refuse loopback addresses) always logs.
+// they need, the one the "none" endpoint reconciler (which a loopback
+// API server wants: Endpoints refuse loopback addresses) always logs, and
+// kube-scheduler's note on fluence's profile.
 var harmlessErrors = []string{
 	"The manifest file is empty, ignoring.",
 	`namespaces \"kube-system\" not found`,
@@ -22,6 +23,10 @@ var harmlessErrors = []string{
 	// Logged at every start with no endpoint reconciler (whose removal
 	// of old endpoints always succeeds).
 	"Found stale data, removed previous endpoints on kubernetes service",
+	// kube-scheduler 1.37 with GenericWorkload on, for a profile without
+	// its GangScheduling plugin: fluence's profile leaves it out on
+	// purpose, fluence being that profile's gang logic.
+	"GenericWorkload is enabled, but GangScheduling plugin is not set",
 }
 
 // QuietLogs sends klog (the API server's, the controllers' and the

@@ -65,6 +65,7 @@ type exampleGroup struct {
 var examples = []example{
 	{file: "fluence-labels.yaml", groups: []exampleGroup{{prefix: "lammps-", size: 4, keyOff: "default/lammps"}}},
 	{file: "scheduler-plugins-podgroup.yaml", groups: []exampleGroup{{prefix: "solver-", size: 3, keyOff: "default/solver"}}},
+	{file: "topology-podgroup.yaml", needsGates: true, groups: []exampleGroup{{prefix: "stencil-", size: 4, keyOnPrefix: "default/native-podgroup:stencil"}}},
 	{file: "native-podgroup.yaml", needsGates: true, groups: []exampleGroup{{prefix: "train-", size: 4, keyOnPrefix: "default/native-podgroup:train"}}},
 	{file: "workload-with-job.yaml", groups: []exampleGroup{{prefix: "indexed-", size: 4, keyOff: "default/job:indexed", keyOnPrefix: "default/native-podgroup:indexed-"}}},
 	{file: "minicluster-shaped-job.yaml", groups: []exampleGroup{{prefix: "flux-sample-", size: 4, keyOff: "default/job:flux-sample", keyOnPrefix: "default/native-podgroup:flux-sample-"}}},
