@@ -14,8 +14,8 @@ import (
 	"k8s.io/component-base/logs"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/component-base/term"
-	"k8s.io/klog/v2"
 	_ "k8s.io/component-base/version/verflag" // registers --version
+	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 
@@ -48,7 +48,7 @@ authentication and authorization as /metrics.`,
 			}
 			return opts.ComponentGlobalsRegistry.Set()
 		},
-		Args:              cobra.NoArgs,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if printVersion(cmd.OutOrStdout(), version) {
 				return nil
