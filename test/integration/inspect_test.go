@@ -422,15 +422,16 @@ func (c *cluster) proxiedService(ip string, port int) {
 	}, metav1.CreateOptions{}); err != nil {
 		c.t.Fatal(err)
 	}
-	//nolint:staticcheck // the service proxy reads Endpoints, not EndpointSlices
-	eps := &corev1.Endpoints{
-		ObjectMeta: metav1.ObjectMeta{Name: "fluence-proxied"},
-		Subsets: []corev1.EndpointSubset{{
-			Addresses: []corev1.EndpointAddress{{IP: ip, TargetRef: &corev1.ObjectReference{Kind: "Pod", Namespace: releaseNamespace, Name: pod.Name}}},
-			Ports:     []corev1.EndpointPort{{Name: "https", Port: int32(port)}},
-		}},
+	// The service proxy of Kubernetes 1.37 reads EndpointSlices (1.36 read
+	// Endpoints).
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: "fluence-proxied", Labels: map[string]string{discoveryv1.LabelServiceName: "fluence-proxied"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+			TargetRef: &corev1.ObjectReference{Kind: "Pod", Namespace: releaseNamespace, Name: pod.Name}}},
+		Ports: []discoveryv1.EndpointPort{{Name: ptr.To("https"), Port: ptr.To(int32(port))}},
 	}
-	if _, err := c.Client.CoreV1().Endpoints(releaseNamespace).Create(c.Ctx, eps, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := c.Client.DiscoveryV1().EndpointSlices(releaseNamespace).Create(c.Ctx, slice, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		c.t.Fatal(err)
 	}
 }
