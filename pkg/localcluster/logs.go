@@ -13,7 +13,8 @@ import (
 // while its bootstrap controllers race the namespaces and the service IP
 // they need, the one the "none" endpoint reconciler (which a loopback
 // API server wants: Endpoints refuse loopback addresses) always logs, and
-// kube-scheduler's note on fluence's profile.
+// two of kube-scheduler 1.37's: its note on fluence's profile, and its gang
+// scheduling's report of each group that must wait.
 var harmlessErrors = []string{
 	"The manifest file is empty, ignoring.",
 	`namespaces \"kube-system\" not found`,
@@ -27,6 +28,10 @@ var harmlessErrors = []string{
 	// its GangScheduling plugin: fluence's profile leaves it out on
 	// purpose, fluence being that profile's gang logic.
 	"GenericWorkload is enabled, but GangScheduling plugin is not set",
+	// kube-scheduler 1.37's own gang scheduling (the demo's gang row) logs
+	// every pod of a group that does not fit yet as an error, once per
+	// attempt: that is its way of waiting, not a fault.
+	`"Error scheduling pod; retrying" err="minCount (`,
 }
 
 // QuietLogs sends klog (the API server's, the controllers' and the

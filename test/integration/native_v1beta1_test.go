@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
 
 	"github.com/fluence-sched/fluence/pkg/localcluster"
@@ -77,8 +78,9 @@ func TestNativeTopology(t *testing.T) {
 
 // A group whose definition changes while it waits follows it: a PodGroup
 // whose minCount drops to the pods that exist binds at the new size; one
-// whose minCount rises waits for the new pods; an Indexed Job whose
-// parallelism and completions drop binds at the new size. None wedges.
+// whose minCount rises waits for the new pods; a scheduler-plugins
+// PodGroup whose minMember drops, and an Indexed Job whose parallelism and
+// completions drop, bind at the new size. None wedges.
 func TestGroupResize(t *testing.T) {
 	c := startCluster(t, localcluster.Options{FeatureGates: map[string]bool{"GenericWorkload": true}, JobController: true})
 	c.addNodes("node", 2, "4", "8Gi")
@@ -106,6 +108,23 @@ func TestGroupResize(t *testing.T) {
 	}
 	c.createPods(grow[2])
 	c.waitForPodPhase(time.Minute, corev1.PodSucceeded, names(grow)...)
+
+	// A scheduler-plugins PodGroup of minMember 3 with two pods waits;
+	// minMember 2 lets them bind.
+	c.installPodGroupCRD()
+	c.createPodGroup("members", 3)
+	var members []*corev1.Pod
+	for i := range 2 {
+		members = append(members, newTestPod(fmt.Sprintf("members-%d", i), "fluence", "1", "", time.Second,
+			map[string]string{"scheduling.x-k8s.io/pod-group": "members"}))
+	}
+	c.createPods(members...)
+	c.waitForEvent(30*time.Second, "members-0", "FailedScheduling", "of 3 exist")
+	if _, err := dynamic.NewForConfigOrDie(c.Config).Resource(podGroupGVR).Namespace(c.NS).Patch(c.Ctx, "members", types.MergePatchType,
+		[]byte(`{"spec":{"minMember":2}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("PodGroup members: setting minMember 2: %v", err)
+	}
+	c.waitForPodPhase(time.Minute, corev1.PodSucceeded, names(members)...)
 
 	// An Indexed Job of 12 one-CPU pods on 8 CPUs is rejected; shrunk to
 	// 6, it runs whole.
