@@ -651,6 +651,17 @@ func (c *cluster) createPodGroup(name string, minMember int) {
 	}
 }
 
+// podGroupMembers returns n pods of cpu each naming the scheduler-plugins
+// PodGroup group in their label.
+func podGroupMembers(group string, n int, cpu string) []*corev1.Pod {
+	var out []*corev1.Pod
+	for i := range n {
+		out = append(out, newTestPod(fmt.Sprintf("%s-%d", group, i), "fluence", cpu, "", time.Second,
+			map[string]string{"scheduling.x-k8s.io/pod-group": group}))
+	}
+	return out
+}
+
 // podGroupCondition waits for fluence's condition annotation on a PodGroup
 // with the given status and returns it.
 func (c *cluster) podGroupCondition(name, status string) string {
@@ -709,11 +720,7 @@ func TestSchedulerPluginsPodGroup(t *testing.T) {
 	// Pods created before their PodGroup wait for it, and bind soon after
 	// it appears, on an otherwise idle cluster (no pod or node event
 	// wakes them: the plugin retries them itself).
-	var late []*corev1.Pod
-	for i := range 2 {
-		late = append(late, newTestPod(fmt.Sprintf("late-%d", i), "fluence", "1", "", time.Second,
-			map[string]string{"scheduling.x-k8s.io/pod-group": "late"}))
-	}
+	late := podGroupMembers("late", 2, "1")
 	c.createPods(late...)
 	c.waitForEvent(30*time.Second, "late-1", "FailedScheduling", "PodGroup fluence-test/late not found")
 	c.createPodGroup("late", 2)

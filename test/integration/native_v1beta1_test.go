@@ -113,11 +113,7 @@ func TestGroupResize(t *testing.T) {
 	// minMember 2 lets them bind.
 	c.installPodGroupCRD()
 	c.createPodGroup("members", 3)
-	var members []*corev1.Pod
-	for i := range 2 {
-		members = append(members, newTestPod(fmt.Sprintf("members-%d", i), "fluence", "1", "", time.Second,
-			map[string]string{"scheduling.x-k8s.io/pod-group": "members"}))
-	}
+	members := podGroupMembers("members", 2, "1")
 	c.createPods(members...)
 	c.waitForEvent(30*time.Second, "members-0", "FailedScheduling", "of 3 exist")
 	if _, err := dynamic.NewForConfigOrDie(c.Config).Resource(podGroupGVR).Namespace(c.NS).Patch(c.Ctx, "members", types.MergePatchType,
