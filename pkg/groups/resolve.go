@@ -91,6 +91,19 @@ func (r *Resolver) Resolve(_ context.Context, pod *corev1.Pod) (gang.GroupID, er
 		return gang.GroupID{}, &ResolveError{Pod: "<nil>", Reason: "no pod"}
 	}
 	res := &resolution{r: r, pod: pod, ns: pod.Namespace, podKey: pod.Namespace + "/" + pod.Name}
+	id, err := res.resolve()
+	// One bound for every source: a workload's size (a Job's parallelism,
+	// a StatefulSet's replicas) is not bounded by the API server, and the
+	// core sets aside memory for each pod a group expects.
+	if err == nil && id.Size > k8sadapter.MaxGroupSize {
+		return gang.GroupID{}, res.fail(false, "group %s: its size %d (%s) exceeds the maximum group size %d", id.Key, id.Size, id.Source, k8sadapter.MaxGroupSize)
+	}
+	return id, err
+}
+
+// resolve applies the rules in order.
+func (res *resolution) resolve() (gang.GroupID, error) {
+	r, pod := res.r, res.pod
 
 	if name, ok := nativeGroupName(pod); ok {
 		if id, err := res.nativePodGroup(name); err != errJobDefault {

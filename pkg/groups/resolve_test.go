@@ -707,3 +707,20 @@ func TestResolveErrorMessage(t *testing.T) {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 }
+
+// A workload's size is bounded like a declared one: a Job of two billion
+// parallel pods is refused, not expected (the core would set memory aside
+// for every pod it expects).
+func TestResolveWorkloadTooLarge(t *testing.T) {
+	r, _ := fixture{jobs: []*batchv1.Job{testJob("huge", 2_000_000_000)}, sts: []*appsv1.StatefulSet{testStatefulSet("wide", 200_000)}}.resolver(t)
+	for _, pod := range []*corev1.Pod{
+		testPod("j", podOwner("batch/v1", "Job", "huge")),
+		testPod("s", podOwner("apps/v1", "StatefulSet", "wide")),
+	} {
+		_, err := r.Resolve(context.Background(), pod)
+		var re *ResolveError
+		if !errors.As(err, &re) || re.Retryable || !strings.Contains(err.Error(), "exceeds the maximum group size 100000") {
+			t.Errorf("pod %s: got %v; want a final error naming the maximum group size", pod.Name, err)
+		}
+	}
+}
