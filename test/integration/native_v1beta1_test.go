@@ -84,6 +84,10 @@ func TestNativeTopology(t *testing.T) {
 func TestGroupResize(t *testing.T) {
 	c := startCluster(t, localcluster.Options{FeatureGates: map[string]bool{"GenericWorkload": true}, JobController: true})
 	c.addNodes("node", 2, "4", "8Gi")
+	// Installed before the scheduler starts, which then watches PodGroups
+	// from its first discovery check on (a CRD installed later is found
+	// at a later check).
+	c.installPodGroupCRD()
 	startNodeSim(c, simOptions{})
 	c.startFluenceProcess(t)
 
@@ -111,7 +115,6 @@ func TestGroupResize(t *testing.T) {
 
 	// A scheduler-plugins PodGroup of minMember 3 with two pods waits;
 	// minMember 2 lets them bind.
-	c.installPodGroupCRD()
 	c.createPodGroup("members", 3)
 	members := podGroupMembers("members", 2, "1")
 	c.createPods(members...)
