@@ -166,10 +166,8 @@ func (c *CustomResources) refresh(ctx context.Context) {
 // gangAPI says which PodGroup version of scheduling.k8s.io fluence reads,
 // for the log; c.mu is held.
 func (c *CustomResources) gangAPI() string {
-	for _, v := range nativeVersions {
-		if _, ok := c.running[v.gvr]; ok {
-			return v.gvr.GroupVersion().String()
-		}
+	if v, ok := c.watchedNative(); ok {
+		return v.gvr.GroupVersion().String()
 	}
 	if len(c.legacy) > 0 {
 		return "none this build reads: the API server serves " + strings.Join(c.legacy, ", ") + " (fluence reads " + nativeVersions[0].gvr.GroupVersion().String() + ")"
@@ -181,13 +179,11 @@ func (c *CustomResources) gangAPI() string {
 // that this build does not read, when it reads none that is served.
 func (c *CustomResources) legacyNative() []string {
 	c.mu.Lock()
-	for _, v := range nativeVersions {
-		if _, ok := c.running[v.gvr]; ok {
-			c.mu.Unlock()
-			return nil
-		}
-	}
+	_, reads := c.watchedNative()
 	c.mu.Unlock()
+	if reads {
+		return nil
+	}
 	var out []string
 	for _, gvr := range legacyNativeVersions {
 		if ok, err := c.served(gvr); err == nil && ok {

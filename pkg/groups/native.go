@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	baseversion "k8s.io/component-base/version"
 
 	"github.com/fluence-sched/fluence/pkg/gang"
 	"github.com/fluence-sched/fluence/pkg/k8sadapter"
@@ -107,12 +108,21 @@ func nativeGroupName(pod *corev1.Pod) (string, bool) {
 func (c *CustomResources) nativeVersionFor() nativeVersion {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, v := range nativeVersions {
-		if _, ok := c.running[v.gvr]; ok {
-			return v
-		}
+	if v, ok := c.watchedNative(); ok {
+		return v
 	}
 	return nativeVersions[0]
+}
+
+// watchedNative returns the first version fluence reads that is being
+// watched (the API server serves it); c.mu is held.
+func (c *CustomResources) watchedNative() (nativeVersion, bool) {
+	for _, v := range nativeVersions {
+		if _, ok := c.running[v.gvr]; ok {
+			return v, true
+		}
+	}
+	return nativeVersion{}, false
 }
 
 // NativePodGroupResource returns the scheduling.k8s.io PodGroup resource
@@ -201,7 +211,7 @@ func (s *resolution) jobDefault(pg *unstructured.Unstructured) (bool, error) {
 var errNoPolicy = fmt.Errorf("spec.schedulingPolicy is neither basic nor gang")
 
 // buildRelease is the Kubernetes minor release whose API this build reads.
-const buildRelease = "1.37"
+const buildRelease = baseversion.DefaultKubeBinaryVersion
 
 // legacyServed returns the PodGroup versions served that this build does
 // not read, as of the last discovery check.
