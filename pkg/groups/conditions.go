@@ -57,6 +57,10 @@ type ConditionWriter struct {
 	// LeaveNativeConditions).
 	nativeOwned bool
 
+	// latest holds, per group, the condition queued and not yet written.
+	// A group leaves it as soon as its write is taken up, so it holds only
+	// groups with a write pending, never every group the scheduler has
+	// seen: groups come and go for as long as the scheduler runs.
 	mu     sync.Mutex
 	latest map[string]gang.Condition
 }
@@ -115,11 +119,10 @@ func (w *ConditionWriter) Run(ctx context.Context) {
 		if stop {
 			return
 		}
-		w.mu.Lock()
-		c, ok := w.latest[key]
-		w.mu.Unlock()
+		c, ok := w.take(key)
 		if ok {
 			if err := w.write(ctx, c); err != nil && w.queue.NumRequeues(key) < 5 {
+				w.putBack(c)
 				w.queue.AddRateLimited(key)
 			} else {
 				if err != nil {
@@ -129,6 +132,25 @@ func (w *ConditionWriter) Run(ctx context.Context) {
 			}
 		}
 		w.queue.Done(key)
+	}
+}
+
+// take removes and returns the condition queued for key.
+func (w *ConditionWriter) take(key string) (gang.Condition, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c, ok := w.latest[key]
+	delete(w.latest, key)
+	return c, ok
+}
+
+// putBack queues c again for a retry unless Set superseded it while it was
+// being written: the newer condition is the one to write.
+func (w *ConditionWriter) putBack(c gang.Condition) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, newer := w.latest[c.Group.Key]; !newer {
+		w.latest[c.Group.Key] = c
 	}
 }
 
