@@ -34,6 +34,10 @@
 //   - tags and live-allocation counts, for exclusivity and for the `first`
 //     policy's "untouched subtree first" order.
 //
+// Vertex properties (node labels) may change in place between operations:
+// constraints read them live, and the `variation` policy checks its cached
+// child orders against them once per operation (perforder.go).
+//
 // Commit writes spans only after a whole selection succeeded, so a failed
 // match changes nothing. The ancestors of every claimed vertex are derived
 // from the tree, which is why a non-exclusive node[1]->slot->core[8] request

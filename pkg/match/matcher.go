@@ -65,7 +65,10 @@ type Matcher struct {
 
 	jobs map[int64]*Job
 
-	perfCache map[int32][]int32 // variation policy child orders
+	perfCache map[int32]*perfEntry // variation policy child orders (order.go)
+	// ops counts operations that select. Properties change only between
+	// operations, so a cache checked against them holds until the next.
+	ops uint64
 
 	// sc counts the slots a request would find without walking
 	// (slotcount.go); maxAllocAt is the latest start of any allocation.

@@ -107,6 +107,7 @@ func (m *Matcher) prepare(js *jobspec.Jobspec, id, now int64, newJob bool) (*req
 
 // prepareRequest is prepare for a compiled request.
 func (m *Matcher) prepareRequest(rq *Request, id, now int64, newJob bool) (*request, int64, *Result, error) {
+	m.ops++
 	if rq == nil || rq.m != m {
 		return nil, 0, nil, fmt.Errorf("match: job %d: no request, or one compiled for another matcher", id)
 	}

@@ -1,10 +1,6 @@
 package match
 
-import (
-	"math/bits"
-	"slices"
-	"strconv"
-)
+import "math/bits"
 
 // childIter yields the children of one vertex in the policy's order without
 // allocating (except for the explicit orders, which are cached or built per
@@ -77,37 +73,4 @@ func (it *childIter) next() (int32, bool) {
 		}
 	}
 	return 0, false
-}
-
-// perfOrder returns u's children ordered by ascending perf_class property
-// (default 9999, as in Fluxion's variation-aware policy), then uniq_id. The
-// order is static between property changes, so it is cached.
-func (m *Matcher) perfOrder(u int32) []int32 {
-	if m.perfCache == nil {
-		m.perfCache = map[int32][]int32{}
-	}
-	if l, ok := m.perfCache[u]; ok {
-		return l
-	}
-	l := slices.Clone(m.g.Children(u))
-	class := func(v int32) int64 {
-		if s, ok := m.g.Vertex(v).Properties["perf_class"]; ok {
-			if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-				return n
-			}
-		}
-		return 9999
-	}
-	slices.SortStableFunc(l, func(a, b int32) int {
-		ca, cb := class(a), class(b)
-		switch {
-		case ca < cb:
-			return -1
-		case ca > cb:
-			return 1
-		}
-		return 0
-	})
-	m.perfCache[u] = l
-	return l
 }
