@@ -50,5 +50,14 @@
 // short, less freed since than it fell short of (shortfall.go). Decisions
 // are the same as matching every group in every loop.
 //
+// # Failures
+//
+// A call that fails part way leaves the queue and the matcher in
+// agreement: each step either completes or is undone, so a loop that
+// fails after matching some groups has them running (or, for a packing
+// step, cancelled and pending again), never held by the matcher while
+// the queue still calls them pending. The error is returned with the
+// decisions made up to there. Check verifies the agreement.
+//
 // Nothing here reads a clock or ranges over a map in a decision path.
 package queue

@@ -163,6 +163,9 @@ func TestPackingNeverFillsLessThanFirstFit(t *testing.T) {
 			if got := h.m.JobIDs(); !slices.Equal(got, want) {
 				t.Fatalf("trial %d: matcher holds %v, queue says %v", trial, got, want)
 			}
+			if err := h.q.Check(); err != nil {
+				t.Fatalf("trial %d:\n%v", trial, err)
+			}
 		}
 		// Maximal: no waiting group fits beside what runs.
 		for _, g := range packed.q.Pending() {

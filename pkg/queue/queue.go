@@ -2,6 +2,7 @@ package queue
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -171,7 +172,7 @@ func newEntry(g *Group, state State) *entry {
 
 // Manager is the queue over one matcher. Not safe for concurrent use.
 type Manager struct {
-	m       *match.Matcher
+	m       engine
 	cfg     Config
 	pending []*entry // sorted by priority desc, submit asc, id asc
 	blocked []*entry
@@ -264,172 +265,6 @@ func (q *Manager) Submit(g *Group) (Decision, error) {
 	return Decision{Group: g, State: Pending}, nil
 }
 
-// Schedule runs one loop at time now and returns a decision for every
-// group it considered, in queue order.
-//
-// The loop has Fluxion's semantics: reservations are recomputed and every
-// considered group is matched. Where nothing was freed since the last loop
-// and no group was queued ahead, a group's answer is known to be the same
-// (the engine is deterministic, the state is the same, and a later window
-// only meets more of it), so the match is skipped: a group that could not
-// start still cannot, and a reservation still in the future stands. So is
-// the match of a group that fell short of more than was freed since
-// (shortfall.go).
-//
-// The decisions are valid until the next call, which reuses their slice.
-func (q *Manager) Schedule(now int64) ([]Decision, error) {
-	// A prefix of the queue is unchanged when no resources were freed and
-	// nothing was queued into it; its reservations stand if still ahead.
-	prefix := 0
-	if q.gen == q.loopGen && !q.matchAll {
-		prefix = min(q.firstNew, len(q.pending))
-	}
-	var kept []*entry
-	for i, e := range q.reserved {
-		if pos := slices.Index(q.pending, e); pos >= 0 && pos < prefix && e.at > now {
-			kept = append(kept, e)
-			continue
-		}
-		q.drop(e)
-		if err := q.m.Cancel(e.g.ID); err != nil {
-			// Leave the queue as it is: the reservations not cancelled
-			// yet are still held.
-			q.reserved = append(kept, q.reserved[i:]...)
-			return nil, fmt.Errorf("queue: cancel reservation of group %d: %w", e.g.ID, err)
-		}
-		e.state = Pending
-	}
-	q.reserved = kept
-	keptSet := len(kept)
-	q.loopGen, q.firstNew = q.gen, len(q.pending)
-	depth := q.cfg.reservationDepth()
-	// With packing, the groups the loop may only start now (it may make
-	// no more reservations) are decided together after the walk
-	// (packing.go).
-	packing := q.cfg.Packing && q.cfg.Policy != FCFS
-	// The walk keeps the entries that stay waiting by compacting them in
-	// place (w <= pos): with thousands waiting, copying the whole queue
-	// every loop was most of the loop's cost. Entries past the window are
-	// moved up once at the end.
-	out := q.out[:0]
-	defer func() { q.out = out[:0] }()
-	reconciled := false
-	w := 0
-	keep := func(e *entry) { q.pending[w] = e; w++ }
-	cands := q.cands[:0]
-	defer func() { clear(cands); q.cands = cands[:0] }()
-	considered := 0
-	stop := false
-	reservations := 0
-	pos := 0
-	finish := func() { q.pending = append(q.pending[:w], q.pending[pos:]...) }
-	for ; pos < len(q.pending) && !stop && considered < q.cfg.QueueDepth; pos++ {
-		e := q.pending[pos]
-		considered++
-		if pos < prefix && e.state == Reserved && keptSet > 0 {
-			reservations++
-			keep(e)
-			out = append(out, Decision{Group: e.g, State: Reserved, At: e.at})
-			q.Skipped++
-			continue
-		}
-		// An internal error ends the loop with the queue consistent:
-		// groups it started stay running, the rest stay pending.
-		fail := func(err error) ([]Decision, error) {
-			finish()
-			return out, err
-		}
-		if e.g.NotBefore > now {
-			d, err := q.holdOff(e, now, reservations < depth)
-			if err != nil {
-				return fail(err)
-			}
-			if d.State == Reserved {
-				reservations++
-			}
-			if d.State == Reserved || d.State == Pending {
-				keep(e)
-			}
-			if d.State != Reserved && q.cfg.Policy == FCFS {
-				stop = true
-			}
-			out = append(out, d)
-			continue
-		}
-		// Satisfiability was settled at Submit (and again by
-		// ResourcesChanged), so a failure here only means "not now": the
-		// plain allocate spares a second, state-free selection per group.
-		op := match.Allocate
-		if reservations < depth {
-			op = match.AllocateOrElseReserve
-		}
-		if op == match.Allocate && !reconciled {
-			// Every reservation this loop makes is made: weigh those
-			// given up against what waits (shortfall.go).
-			q.reconcile()
-			reconciled = true
-		}
-		known := pos < prefix && e.state == Pending && e.busyGen == q.gen && e.reason != ""
-		if op == match.Allocate && !known && e.state == Pending && e.reason != "" && !q.matchAll && !q.mayFit(e) {
-			known = true // nothing it fell short of was freed
-			q.ShortfallSkips++
-		}
-		if packing && op == match.Allocate {
-			// Decided with the others the loop may only start now.
-			cands = append(cands, candidate{e: e, out: len(out), share: e.share, busy: known})
-			keep(e)
-			out = append(out, Decision{Group: e.g, State: Pending, Reason: e.reason})
-			if known {
-				q.Skipped++
-			}
-			continue
-		}
-		if op == match.Allocate && known {
-			keep(e)
-			out = append(out, Decision{Group: e.g, State: Pending, Reason: e.reason})
-			q.Skipped++
-			if q.cfg.Policy == FCFS {
-				stop = true
-			}
-			continue
-		}
-		res, err := q.m.MatchRequest(op, q.request(e), e.g.ID, now)
-		if err != nil {
-			return fail(err) // the entry at pos is not kept yet: it stays
-		}
-		d, err := q.settle(e, op, res)
-		if err != nil {
-			return fail(err)
-		}
-
-		if d.State == Reserved {
-			reservations++
-		}
-		if d.State == Reserved || d.State == Pending {
-			keep(e)
-		}
-		if (d.State == Pending || d.State == Blocked) && q.cfg.Policy == FCFS {
-			stop = true
-		}
-		out = append(out, d)
-	}
-	var err error
-	if len(cands) > 0 {
-		err = q.decidePacked(cands, out, now)
-		// Candidates it started or rejected leave the queue.
-		n := 0
-		for _, e := range q.pending[:w] {
-			if e.state == Pending || e.state == Reserved {
-				q.pending[n] = e
-				n++
-			}
-		}
-		w = n
-	}
-	finish()
-	return out, err
-}
-
 // settle records what a match decided for a group and returns the
 // decision: started, reserved, waiting (a failed allocate), blocked (no
 // time works under the current state) or rejected.
@@ -497,13 +332,19 @@ func (q *Manager) holdOff(e *entry, now int64, mayReserve bool) (Decision, error
 }
 
 // Complete releases a running group's allocation (the group finished, or
-// was deleted).
+// was deleted). If the matcher keeps the allocation, the group keeps
+// running and the error says why.
 func (q *Manager) Complete(id int64) error {
 	e, ok := q.running[id]
 	if !ok {
 		return fmt.Errorf("queue: group %d is not running", id)
 	}
-	if info, ok := q.m.Info(id); ok {
+	info, held := q.m.Info(id)
+	gone, err := q.cancel(id)
+	if !gone {
+		return fmt.Errorf("queue: release group %d: %w", id, err)
+	}
+	if held {
 		q.logFreed(e, info)
 	} else {
 		q.clearShortfalls()
@@ -511,7 +352,7 @@ func (q *Manager) Complete(id int64) error {
 	delete(q.running, id)
 	delete(q.byID, id)
 	q.freed()
-	return q.m.Cancel(id)
+	return err
 }
 
 // Remove drops a group wherever it is, releasing what it holds.
@@ -524,41 +365,59 @@ func (q *Manager) Remove(id int64) error {
 	case Running:
 		return q.Complete(id)
 	case Reserved:
-		if info, ok := q.m.Info(id); ok {
+		info, held := q.m.Info(id)
+		gone, err := q.cancel(id)
+		if !gone {
+			return fmt.Errorf("queue: cancel reservation of group %d: %w", id, err)
+		}
+		if held {
 			q.logUnblocked(e, info.Slots)
 		}
-		if err := q.m.Cancel(id); err != nil {
-			return err
-		}
 		q.reserved = slices.DeleteFunc(q.reserved, func(x *entry) bool { return x == e })
+		q.forget(e)
+		return err
 	}
+	q.forget(e)
+	return nil
+}
+
+// forget takes a group that holds nothing off every list.
+func (q *Manager) forget(e *entry) {
 	q.pending = slices.DeleteFunc(q.pending, func(x *entry) bool { return x == e })
 	q.blocked = slices.DeleteFunc(q.blocked, func(x *entry) bool { return x == e })
-	delete(q.byID, id)
+	delete(q.byID, e.g.ID)
 	q.freed()
-	return nil
 }
 
 // ResourcesChanged returns blocked groups to the queue (a node came back,
 // capacity was added) and rejects waiting groups the graph can no longer
-// hold at all (capacity was removed). It returns the rejections.
+// hold at all (capacity was removed). It returns the rejections, also
+// those made before an error stopped it: the groups not judged yet wait
+// as they were.
 func (q *Manager) ResourcesChanged() ([]Decision, error) {
 	q.freed()
 	q.clearShortfalls()
 	var out []Decision
 	var keep []*entry
-	for _, e := range q.pending {
+	var errs []error
+	for i, e := range q.pending {
 		res, err := q.m.Match(match.Satisfiability, e.g.Jobspec, e.g.ID, e.g.Submit)
 		if err != nil {
-			return nil, err
+			q.pending = append(keep, q.pending[i:]...)
+			return out, errors.Join(append(errs, err)...)
 		}
 		if res.Status == match.Satisfiable {
 			keep = append(keep, e)
 			continue
 		}
 		if e.state == Reserved {
-			if err := q.m.Cancel(e.g.ID); err != nil {
-				return nil, err
+			gone, err := q.cancel(e.g.ID)
+			if !gone {
+				q.pending = append(keep, q.pending[i:]...)
+				return out, errors.Join(append(errs, fmt.Errorf("queue: cancel reservation of group %d: %w", e.g.ID, err))...)
+			}
+			if err != nil {
+				errs = append(errs, err) // it held nothing: rejected all the same
 			}
 			q.reserved = slices.DeleteFunc(q.reserved, func(x *entry) bool { return x == e })
 		}
@@ -567,7 +426,7 @@ func (q *Manager) ResourcesChanged() ([]Decision, error) {
 		out = append(out, Decision{Group: e.g, State: Rejected, Reason: e.reason})
 	}
 	q.pending = keep
-	return out, nil
+	return out, errors.Join(errs...)
 }
 
 // freed records that resources were released: answers may change, and
@@ -628,15 +487,11 @@ func (q *Manager) Extend(id, duration int64) error {
 	if _, ok := q.running[id]; !ok {
 		return fmt.Errorf("queue: group %d is not running", id)
 	}
-	for _, e := range q.reserved {
-		q.drop(e)
-		if err := q.m.Cancel(e.g.ID); err != nil {
-			return fmt.Errorf("queue: cancel reservation of group %d: %w", e.g.ID, err)
-		}
-		e.state = Pending
-	}
-	q.reserved = q.reserved[:0]
+	_, err := q.releaseReservations(0, 0)
 	q.gen++
+	if err != nil {
+		return err
+	}
 	return q.m.Extend(id, duration)
 }
 

@@ -107,6 +107,11 @@ func compareHistories(t *testing.T, cfg Config, seed uint64) int64 {
 		if !slices.Equal(fast.m.JobIDs(), ref.m.JobIDs()) {
 			t.Fatalf("seed %d step %d: matchers hold %v and %v", seed, step, fast.m.JobIDs(), ref.m.JobIDs())
 		}
+		for _, q := range []*Manager{fast, ref} {
+			if err := q.Check(); err != nil {
+				t.Fatalf("seed %d step %d:\n%v", seed, step, err)
+			}
+		}
 	}
 	if fast.Skipped == 0 {
 		t.Errorf("seed %d: nothing was skipped", seed)
