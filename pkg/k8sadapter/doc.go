@@ -17,7 +17,8 @@
 // GraphOptions.CorePod gives a pod's requests as kube-scheduler computes
 // them (init containers, sidecars, overhead, pod-level resources), its
 // priority, declared duration (DurationOf: the duration annotation, else
-// activeDeadlineSeconds), where it is bound, whether it ended, its
+// activeDeadlineSeconds, in seconds up to MaxDuration, the longest the
+// core plans in its milliseconds), where it is bound, whether it ended, its
 // allocation record, and the group its own labels name (ParseGroup). A
 // malformed annotation is kept as the pod's Invalid reason, so its group
 // is rejected with it.

@@ -123,7 +123,7 @@ func (m *Matcher) prepareRequest(rq *Request, id, now int64, newJob bool) (*requ
 		dur = Horizon - now
 	}
 	if dur > Horizon-now {
-		return nil, 0, invalid(fmt.Sprintf("duration %d s reaches past the scheduling horizon (%d)", dur, Horizon)), nil
+		return nil, 0, invalid(fmt.Sprintf("duration %d reaches past the scheduling horizon (%d)", dur, Horizon)), nil
 	}
 	if _, dup := m.jobs[id]; dup && newJob {
 		return nil, 0, nil, fmt.Errorf("match: job %d already exists", id)

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
+	"github.com/fluence-sched/fluence/pkg/k8sadapter"
 	"github.com/fluence-sched/fluence/pkg/match"
 	"github.com/fluence-sched/fluence/pkg/queue"
 )
@@ -133,6 +134,10 @@ func (a Args) Validate() (Config, error) {
 		errs = append(errs, err.Error())
 	}
 	c.DefaultDuration = int64((dd + time.Second - 1) / time.Second)
+	if c.DefaultDuration > k8sadapter.MaxDuration {
+		// Seconds against seconds: the core multiplies them into its ticks.
+		errs = append(errs, fmt.Sprintf("defaultDuration: %q is longer than %d s, the longest the scheduler plans", a.DefaultDuration, k8sadapter.MaxDuration))
+	}
 	if c.PermitTimeout, err = positiveDuration("permitTimeout", a.PermitTimeout, DefaultPermitTimeout); err != nil {
 		errs = append(errs, err.Error())
 	}

@@ -30,6 +30,9 @@ func TestArgsValidation(t *testing.T) {
 		{Args{QueuePolicy: "lifo"}, []string{"queuePolicy", "lifo"}},
 		{Args{QueueDepth: -1, ReservationDepth: -2}, []string{"queueDepth", "reservationDepth"}},
 		{Args{DefaultDuration: "soon", PermitTimeout: "-5s"}, []string{"defaultDuration", "soon", "permitTimeout", "not positive"}},
+		// 400000h is 1.44e9 s: within a seconds limit of 2^40, past the
+		// core's horizon once counted in milliseconds.
+		{Args{DefaultDuration: "400000h"}, []string{"defaultDuration", "400000h", "longer than 1099511627 s"}},
 		{Args{ExtraGPUResources: []string{"amd.com/gpu", " "}}, []string{"extraGPUResources[1]"}},
 	} {
 		_, err := tc.args.Validate()
