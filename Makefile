@@ -44,6 +44,7 @@ fuzz:
 	$(GO) test ./pkg/resource -run '^$$' -fuzz '^FuzzGenerate$$' -fuzztime $(or $(FUZZTIME),100000x)
 	$(GO) test ./pkg/planner -run '^$$' -fuzz '^FuzzPlannerOps$$' -fuzztime $(or $(FUZZTIME),15000x)
 	$(GO) test ./internal/matchcli -run '^$$' -fuzz '^FuzzExec$$' -fuzztime $(or $(FUZZTIME),20000x)
+	$(GO) test ./pkg/gang -run '^$$' -fuzz '^FuzzCore$$' -fuzztime $(or $(FUZZTIME),50000x)
 
 test: vet unit integration fuzz
 

@@ -93,11 +93,21 @@ type Core struct {
 	// overloaded nodes hold more than the engine had free: nothing new
 	// goes there until it fits again.
 	overloaded map[string]bool
+	// unplaced: running allocations the engine did not take when they were
+	// replayed (they did not fit beside the rest): their pods hold their
+	// nodes, marked overloaded, with no engine job to remove.
+	unplaced map[int64]bool
 
 	// admitCache holds node filters' answers for nodes of generation
 	// admitGen.
 	admitCache map[string]admission
 	admitGen   int64
+
+	// finishedKey maps finished members, by UID, to their group's key
+	// (members.go); review holds the keys of groups placed once that
+	// something happened to since their whole condition was reported.
+	finishedKey map[string]string
+	review      map[string]bool
 
 	fx  effects
 	now int64
@@ -138,11 +148,15 @@ func New(cfg Config) (*Core, error) {
 		foreign:    map[string]map[string]Resources{},
 		foreignJob: map[string]int64{},
 		overloaded: map[string]bool{},
+		review:     map[string]bool{},
 	}, nil
 }
 
 // Ready returns the effects of everything since the last call.
-func (c *Core) Ready() Effects { return c.fx.take() }
+func (c *Core) Ready() Effects {
+	c.reportWholes()
+	return c.fx.take()
+}
 
 func (c *Core) seconds(s int64) int64 { return s * c.cfg.TicksPerSecond }
 
@@ -240,6 +254,9 @@ func (c *Core) Stats() Stats {
 		s.Groups[n] = 0
 	}
 	for _, g := range c.groups {
+		if g.dormant() {
+			continue
+		}
 		s.Groups[g.phase().String()]++
 		if g.reservedAt >= 0 {
 			s.Reserved++

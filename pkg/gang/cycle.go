@@ -48,6 +48,9 @@ func (c *Core) Place(p Pod, id GroupID, now int64) Verdict {
 	if g.state == rejected || g.state == invalid {
 		return Verdict{Final: true, Reason: "fluence: pod group " + g.id.Key + " " + g.reason}
 	}
+	if g.joinRefused != "" && g.underway() {
+		return Verdict{Final: true, Reason: fmt.Sprintf("fluence: pod %s cannot join its running group %s: %s", p.String(), g.id.Key, g.joinRefused)}
+	}
 	if c.now < g.holdUntil {
 		return waitf("pod group %s is placed again in %ds: a node turned its last placement away", g.id.Key, (g.holdUntil-c.now+c.cfg.TicksPerSecond-1)/c.cfg.TicksPerSecond)
 	}
@@ -68,24 +71,16 @@ func (c *Core) Place(p Pod, id GroupID, now int64) Verdict {
 }
 
 // slotFor returns the pod's node if it holds a slot, taking over a vacant
-// slot of the same shape and requirements (its first pod went away after
-// others bound).
+// slot of the same shape and requirements (the member it replaces went
+// away after others bound; members.go).
 func (c *Core) slotFor(g *group, p *Pod) (string, bool) {
 	if _, s := g.slotOf(p.UID); s != nil {
 		return s.node, true
 	}
-	shape, req := ShapeOf(p.Requests), filterKey(p)
-	for _, a := range g.allocs {
-		if !a.running {
-			continue
-		}
-		for _, s := range a.slots {
-			if s.pod == "" && !s.done && s.shape == shape && s.requires == req {
-				c.touch(g)
-				s.pod, s.name = p.UID, p.String()
-				return s.node, true
-			}
-		}
+	if s := c.vacantFor(g, p); s != nil {
+		c.touch(g)
+		s.pod, s.name = p.UID, p.String()
+		return s.node, true
 	}
 	return "", false
 }
@@ -230,8 +225,9 @@ func (c *Core) Permit(uid string) (bool, error) {
 // Bound marks a pod bound once its binding succeeded, before the
 // informer says so.
 func (c *Core) Bound(uid string) {
-	if _, _, s, err := c.podSlot(uid); err == nil {
+	if g, _, s, err := c.podSlot(uid); err == nil {
 		s.bound = true
+		c.touch(g)
 	}
 }
 

@@ -23,7 +23,28 @@ type Effects struct {
 	// Conditions: a group's condition changed (only groups that name an
 	// object: a scheduler-plugins or a Kubernetes PodGroup).
 	Conditions []Condition
+	// Errors the core met inside itself: an engine call that failed where
+	// it should not. The core carried on with its picture kept consistent;
+	// each one is a bug to report, never a verdict on a pod.
+	Errors []InternalError
 }
+
+// InternalError is a failure inside the core: which operation, for which
+// group (a group key, "" when none), and the error.
+type InternalError struct {
+	Op    string
+	Group string
+	Err   error
+}
+
+func (e InternalError) Error() string {
+	if e.Group == "" {
+		return "gang: " + e.Op + ": " + e.Err.Error()
+	}
+	return "gang: " + e.Op + " (group " + e.Group + "): " + e.Err.Error()
+}
+
+func (e InternalError) Unwrap() error { return e.Err }
 
 // Rejection turns a waiting pod away.
 type Rejection struct {
@@ -49,9 +70,19 @@ const (
 	Waiting
 	// Unsatisfiable: the group can never be placed as it is.
 	Unsatisfiable
+	// Whole, Elastic and Broken say whether a group placed once is whole
+	// now: each of its members placed or finished; whole with pods beyond
+	// its size; or members missing. They are a condition of their own,
+	// apart from the three above.
+	Whole
+	Elastic
+	Broken
 )
 
-var conditionNames = [...]string{"", "Scheduled", "Waiting", "Unsatisfiable"}
+var conditionNames = [...]string{"", "Scheduled", "Waiting", "Unsatisfiable", "Whole", "Elastic", "Broken"}
+
+// Wholeness reports whether the status is one of the whole condition's.
+func (s ConditionStatus) Wholeness() bool { return s >= Whole }
 
 func (s ConditionStatus) String() string { return conditionNames[s] }
 

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 
 	"github.com/fluence-sched/fluence/pkg/match"
@@ -21,16 +22,21 @@ func (c *Core) ensureEngine() bool {
 	if len(c.nodes) == 0 {
 		return false
 	}
+	// On failure the old picture is kept (NodeSet validated what it
+	// could) and the failure is reported; the next event tries again.
 	g, err := BuildGraph(c.sortedNodes(), c.cfg.RackLabel)
 	if err != nil {
-		return c.m != nil // keep the old picture; NodeSet validated what it could
+		c.fail("build-graph", "", err)
+		return c.m != nil
 	}
 	m, err := match.New(g, match.Options{Policy: c.cfg.MatchPolicy})
 	if err != nil {
+		c.fail("new-matcher", "", err)
 		return c.m != nil
 	}
 	q, err := queue.New(m, c.cfg.Queue)
 	if err != nil {
+		c.fail("new-queue", "", err)
 		return c.m != nil
 	}
 	c.dirty = false
@@ -44,6 +50,7 @@ func (c *Core) ensureEngine() bool {
 	}
 	c.overloaded = map[string]bool{}
 	c.foreignJob = map[string]int64{}
+	c.unplaced = nil
 
 	// Allocations first: they were placed by this scheduler and checked;
 	// foreign pods that no longer fit beside them mark their node.
@@ -71,7 +78,7 @@ func (c *Core) ensureEngine() bool {
 	slices.SortFunc(requeue, func(a, b *alloc) int { return cmp.Compare(a.id, b.id) })
 	for _, a := range requeue {
 		if gr := c.byAlloc[a.id]; gr != nil {
-			c.resubmit(gr, a)
+			c.requeue(gr, a) // the new queue never held it
 		}
 	}
 	return true
@@ -101,7 +108,14 @@ func (c *Core) replay(g *group, a *alloc) bool {
 	}
 	js, groups, err := groupJobspec(shapes, nil, nil, rem, false)
 	if err != nil {
+		// The pods are there whatever the engine thinks (a negative
+		// request adopted from a record): keep new work off their nodes.
+		c.fail("replay", g.id.Key, err)
 		a.slots = keep
+		c.setUnplaced(a.id)
+		for _, s := range a.slots {
+			c.setOverloaded(s.node, true)
+		}
 		return true
 	}
 	a.js, a.start, a.dur = js, c.now, rem
@@ -117,9 +131,11 @@ func (c *Core) replay(g *group, a *alloc) bool {
 	}
 	a.slots = ordered
 	d, err := c.q.Place(&queue.Group{ID: a.id, Name: g.id.Key, Submit: c.now, Jobspec: a.js}, vertices, c.now)
+	c.fail("replay", g.id.Key, err)
 	if err != nil || d.State != queue.Running {
 		// The pods are there whatever the engine thinks: keep new work off
 		// their nodes.
+		c.setUnplaced(a.id)
 		for _, s := range a.slots {
 			c.setOverloaded(s.node, true)
 		}
@@ -144,40 +160,40 @@ func (c *Core) setOverloaded(node string, on bool) {
 // as one engine job.
 func (c *Core) placeForeign(node string) {
 	if id, ok := c.foreignJob[node]; ok {
-		_ = c.q.Remove(id)
+		c.dequeue("remove-foreign", "", id)
 		delete(c.foreignJob, node)
 	}
 	pods := c.foreign[node]
 	if len(pods) == 0 {
 		delete(c.foreign, node)
-		c.setOverloaded(node, false)
+		c.setOverloaded(node, c.holdsUnplaced(node))
 		return
 	}
 	v, ok := c.vertexOf[node]
 	if !ok {
 		return // not in the graph yet; the next rebuild places them
 	}
-	var sum Resources
-	for _, uid := range slices.Sorted(maps.Keys(pods)) {
-		r := pods[uid]
-		sum.MilliCPU += r.MilliCPU
-		sum.MemoryBytes += r.MemoryBytes
-		sum.GPU += r.GPU
+	js, groups, err := groupJobspec([]Shape{ShapeOf(foreignLoad(pods))}, nil, nil, 0, false)
+	if err == nil && len(groups) != 1 {
+		err = fmt.Errorf("node %s: the foreign load made %d slot requests, not one", node, len(groups))
 	}
-	js, groups, err := groupJobspec([]Shape{ShapeOf(sum)}, nil, nil, 0, false)
-	if err != nil || len(groups) != 1 {
+	if err != nil {
+		// The pods are there whatever the engine counts: keep new work off.
+		c.fail("place-foreign", "", fmt.Errorf("node %s: %w", node, err))
+		c.setOverloaded(node, true)
 		return
 	}
 	// One slot holds the node's whole foreign load but counts one pod:
 	// pod places are not tracked for foreign pods.
 	id := c.newID()
 	d, err := c.q.Place(&queue.Group{ID: id, Name: "foreign/" + node, Jobspec: js}, []int32{v}, c.now)
+	c.fail("place-foreign", "", err)
 	if err != nil || d.State != queue.Running {
 		c.setOverloaded(node, true)
 		return
 	}
 	c.foreignJob[node] = id
-	c.setOverloaded(node, false)
+	c.setOverloaded(node, c.holdsUnplaced(node))
 }
 
 // withdrawOverloaded withdraws the allocations still withdrawable on a
@@ -204,9 +220,13 @@ func (c *Core) withdrawOverloaded(node string) {
 // rebuild, or when the nodes changed since its constraints were
 // evaluated.
 func (c *Core) resubmit(g *group, a *alloc) {
-	if c.q != nil {
-		_ = c.q.Remove(a.id)
-	}
+	c.dequeue("resubmit", g.id.Key, a.id)
+	c.requeue(g, a)
+}
+
+// requeue replaces a request the queue no longer holds by a new one for
+// the same pods at the same place in line.
+func (c *Core) requeue(g *group, a *alloc) {
 	c.dropAlloc(g, a)
 	c.submitPods(g, c.podsByUID(g, a.pods), a.submit)
 }
@@ -249,6 +269,11 @@ func (c *Core) trySubmit(g *group) {
 	if g.state == rejected || g.state == invalid {
 		return
 	}
+	if g.underway() {
+		c.fillVacancies(g)
+		c.joinPods(g)
+		return
+	}
 	need := g.need()
 	if need <= 0 {
 		return
@@ -279,7 +304,7 @@ func (c *Core) submitPods(g *group, pods []*Pod, submit int64) {
 	}
 	js, slots, err := c.groupRequest(g, pods, 0, Shape{})
 	if err != nil {
-		c.reject(g, "cannot be placed: "+err.Error())
+		c.refuse(g, pods, "cannot be placed: "+err.Error())
 		return
 	}
 	a := &alloc{id: c.newID(), js: js, submit: submit, nodeGen: c.nodeGen, dur: js.Duration}
@@ -323,10 +348,23 @@ func (c *Core) submitPods(g *group, pods []*Pod, submit int64) {
 		if onePerNode(js) {
 			why += " (its pods may not share a node: a required pod anti-affinity on the hostname)"
 		}
-		c.reject(g, "cannot be placed on this cluster: "+why)
+		c.refuse(g, pods, "cannot be placed on this cluster: "+why)
 		return
 	}
-	g.state = queued
+	if !g.underway() {
+		g.state = queued
+	}
+}
+
+// refuse handles a request that can never be placed: a group not yet
+// underway is rejected; pods joining an underway group wait, and the
+// group runs on (members.go).
+func (c *Core) refuse(g *group, pods []*Pod, why string) {
+	if g.underway() {
+		c.refuseJoin(g, pods, why)
+		return
+	}
+	c.reject(g, why)
 }
 
 // unslottedCount is len(c.unslotted(g)), without sorting: a group whose
@@ -380,6 +418,14 @@ func (c *Core) checkEarly(g *group, free []*Pod, need int) {
 		return
 	}
 	g.checked, g.checkedPods = c.graphGen, len(free)
+	// A group asking more pods than the nodes can hold at all is judged
+	// without building a request: its size is whatever an object claims,
+	// and a stand-in per missing pod would cost memory in proportion.
+	if room := c.podRoom(); int64(g.id.Size) > room {
+		c.reject(g, fmt.Sprintf("cannot be placed on this cluster: it needs %d pods, and the nodes can hold %d pods in all", g.id.Size, room))
+		g.early = true
+		return
+	}
 	smallest := free[0].Requests
 	for _, p := range free[1:] {
 		smallest.MilliCPU = min(smallest.MilliCPU, p.Requests.MilliCPU)
@@ -393,6 +439,7 @@ func (c *Core) checkEarly(g *group, free []*Pod, need int) {
 		return
 	}
 	res, err := c.m.Match(match.Satisfiability, js, 0, c.now)
+	c.fail("check-early", g.id.Key, err)
 	if err == nil && res.Status != match.Satisfiable {
 		c.reject(g, fmt.Sprintf("cannot be placed on this cluster (judged from %d of its %d pods, each missing pod counted as the smallest seen): %s: %s", len(free), g.id.Size, res.Status, res.Reason))
 		g.early = true
@@ -485,15 +532,30 @@ func (c *Core) schedule() {
 			c.started(g, a, d.At)
 		case queue.Rejected:
 			c.dropAlloc(g, a)
-			c.reject(g, "cannot be placed on this cluster: "+d.Reason)
+			c.refuse(g, c.podsByUID(g, a.pods), "cannot be placed on this cluster: "+d.Reason)
 		}
 	}
-	_ = err // a failed loop left the queue consistent; the next one tries again
+	// A failed loop left the queue consistent and the next one tries
+	// again, but a loop that keeps failing is a bug to see.
+	c.fail("schedule", "", err)
 }
 
 // waiting records a decision that leaves the group waiting: reserved at
 // a time, or not.
 func (c *Core) waiting(g *group, d queue.Decision) {
+	if g.underway() {
+		// A pod joining a running group waits: the group is not waiting,
+		// and its condition says whether it is whole. The pod's own
+		// cycle reports the reason.
+		g.reason = "has a pod waiting to join: " + shortReason(d.Reason)
+		if d.State == queue.Reserved {
+			c.setReservedAt(g, d.At)
+			g.reason = fmt.Sprintf("has a pod waiting to join, reserved to start at %s (%s)", c.cfg.FormatTime(d.At), shortReason(d.Reason))
+		} else {
+			c.setReservedAt(g, -1)
+		}
+		return
+	}
 	if d.State == queue.Reserved {
 		c.setReservedAt(g, d.At)
 		g.reason = fmt.Sprintf("waiting for resources; reserved to start at %s (%s)", c.cfg.FormatTime(d.At), shortReason(d.Reason))
@@ -519,8 +581,20 @@ func shortReason(r string) string {
 func (c *Core) started(g *group, a *alloc, at int64) {
 	info, ok := c.m.Info(a.id)
 	if !ok || len(info.Slots) != len(a.slots) {
+		// The engine started a job the core cannot read as this
+		// allocation: take it out of the engine and ask again, at the
+		// same place in line, rather than leave it holding nodes for pods
+		// that were never told.
+		err := fmt.Errorf("the engine started job %d without its placement", a.id)
+		if ok {
+			err = fmt.Errorf("the engine started job %d with %d slots, the allocation has %d", a.id, len(info.Slots), len(a.slots))
+		}
+		c.fail("started", g.id.Key, err)
+		c.resubmit(g, a)
 		return
 	}
+	joining := g.underway()
+	g.everPlaced, g.joinRefused = true, ""
 	c.touch(g)
 	a.running, a.start = true, at
 	a.dur = info.Duration
@@ -536,13 +610,16 @@ func (c *Core) started(g *group, a *alloc, at int64) {
 	a.pods = nil
 	c.setReservedAt(g, -1)
 	g.reason, g.state = "", gathering
-	if g.liveSlots() >= int(g.id.Size) {
+	if g.liveSlots()+len(g.finished) >= int(g.id.Size) {
 		g.state = placed
 	}
 	for _, s := range a.slots {
 		if p := g.members[s.pod]; p != nil {
 			c.fx.activatePod(p.ref())
 		}
+	}
+	if joining {
+		return // the group was placed before; its whole condition tells
 	}
 	c.condition(g, Scheduled, fmt.Sprintf("%d pods placed", len(a.slots)))
 	if len(a.slots) == 1 {
@@ -564,9 +641,30 @@ func (c *Core) extendOverruns() {
 		// Small steps: a job just past its end usually ends soon, and
 		// every step pushes the reservations behind it.
 		nd := (c.now - a.start) + max(a.dur/10, c.seconds(2))
+		if c.unplaced[a.id] {
+			continue // the engine holds nothing of it to extend
+		}
 		if err := c.q.Extend(a.id, nd); err == nil {
 			a.dur = nd
+		} else {
+			c.fail("extend", w.g.id.Key, err)
 		}
 		c.planned(w.g, a) // unchanged if the extension failed: tried again next loop
 	}
+}
+
+// podRoom is how many pods the nodes can hold in all.
+func (c *Core) podRoom() int64 {
+	var n int64
+	for _, node := range c.nodes {
+		p := node.Allocatable.Pods
+		if p <= 0 {
+			p = DefaultMaxPods
+		}
+		if n > math.MaxInt64-p {
+			return math.MaxInt64 // more than any group can ask
+		}
+		n += p
+	}
+	return n
 }

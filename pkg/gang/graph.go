@@ -151,7 +151,13 @@ type Shape struct {
 
 // ShapeOf converts requests to graph units.
 func ShapeOf(r Resources) Shape {
-	return Shape{MilliCPU: r.MilliCPU, MemoryMiB: (r.MemoryBytes + 1<<20 - 1) >> 20, GPU: r.GPU}
+	// Rounded up without adding first: a request near the largest int64
+	// must not wrap to a negative one.
+	mib := r.MemoryBytes >> 20
+	if r.MemoryBytes&(1<<20-1) != 0 {
+		mib++
+	}
+	return Shape{MilliCPU: r.MilliCPU, MemoryMiB: mib, GPU: r.GPU}
 }
 
 // slotResources returns the contents of one pod's slot.
@@ -183,6 +189,8 @@ type slotGroup struct {
 	shape    Shape
 	requires *jobspec.Constraint
 	pods     []int
+	// standIns counts slots for pods not seen yet, beside pods.
+	standIns int64
 }
 
 // onePerNode reports whether groupJobspec asked for the pods on distinct
@@ -203,8 +211,18 @@ func onePerNode(js *jobspec.Jobspec) bool {
 // cannot say so, and are placed as slots, which a node's filters may turn
 // away (avoid.go).
 func groupJobspec(shapes []Shape, requires []*jobspec.Constraint, constraint *jobspec.Constraint, duration int64, apart bool) (*jobspec.Jobspec, []slotGroup, error) {
+	return groupJobspecWith(shapes, requires, 0, Shape{}, constraint, duration, apart)
+}
+
+// groupJobspecWith is groupJobspec plus standIns slots of the stand-in
+// shape on any node, counted rather than listed: a group may expect two
+// billion pods, and one of each would not fit in memory.
+func groupJobspecWith(shapes []Shape, requires []*jobspec.Constraint, standIns int64, standIn Shape, constraint *jobspec.Constraint, duration int64, apart bool) (*jobspec.Jobspec, []slotGroup, error) {
 	if len(shapes) == 0 {
 		return nil, nil, fmt.Errorf("a group needs at least one pod")
+	}
+	if standIns < 0 {
+		return nil, nil, fmt.Errorf("%d stand-in pods", standIns)
 	}
 	var keys []slotKey
 	var groups []slotGroup
@@ -226,13 +244,26 @@ func groupJobspec(shapes []Shape, requires []*jobspec.Constraint, constraint *jo
 		}
 		groups[j].pods = append(groups[j].pods, i)
 	}
+	if standIns > 0 {
+		s := standIn
+		if s.MilliCPU < 0 || s.MemoryMiB < 0 || s.GPU < 0 {
+			return nil, nil, fmt.Errorf("a stand-in pod requests a negative amount: %+v", s)
+		}
+		j := slices.Index(keys, slotKey{shape: s})
+		if j < 0 {
+			j = len(keys)
+			keys = append(keys, slotKey{shape: s})
+			groups = append(groups, slotGroup{label: fmt.Sprintf("shape%d", j), shape: s})
+		}
+		groups[j].standIns += standIns
+	}
 	rs := make([]*jobspec.ResourceBuilder, len(groups))
 	for i, sg := range groups {
-		rs[i] = jobspec.Slot(int64(len(sg.pods)), sg.label).With(sg.shape.with()...).Requires(sg.requires)
+		rs[i] = jobspec.Slot(int64(len(sg.pods))+sg.standIns, sg.label).With(sg.shape.with()...).Requires(sg.requires)
 	}
-	if apart && len(groups) == 1 && len(shapes) > 1 {
+	if n := int64(len(shapes)) + standIns; apart && len(groups) == 1 && n > 1 {
 		sg := groups[0]
-		rs[0] = jobspec.R(typeNode, int64(len(sg.pods))).With(jobspec.Slot(1, sg.label).With(sg.shape.with()...).Requires(sg.requires))
+		rs[0] = jobspec.R(typeNode, n).With(jobspec.Slot(1, sg.label).With(sg.shape.with()...).Requires(sg.requires))
 	}
 	b := jobspec.New(rs...).Duration(duration)
 	if constraint != nil {

@@ -91,7 +91,7 @@ func (c *Core) applyStatus(name string) {
 	if c.m.Graph().Vertex(v).Status == want {
 		return
 	}
-	_ = c.q.SetNodeStatus(v, !down)
+	c.fail("node-status", "", c.q.SetNodeStatus(v, !down))
 }
 
 // sortedNodes returns the nodes in name order.

@@ -17,7 +17,7 @@ func (c *Core) PodSeen(p Pod, now int64) {
 		c.setGated(p.UID, "")
 	}
 	if p.Done {
-		c.podGone(p.UID)
+		c.podEnded(&p)
 		return
 	}
 	if p.NodeName == "" {
@@ -95,6 +95,7 @@ func (c *Core) letThrough(g *group, a *alloc) {
 // PodRemoved handles a deleted pod.
 func (c *Core) PodRemoved(uid string, now int64) {
 	c.advance(now)
+	c.forgetFinished(uid)
 	c.podGone(uid)
 }
 
@@ -226,6 +227,7 @@ func (c *Core) adopt(p *Pod) {
 		a = &alloc{id: c.newID(), running: true, committed: true, recorded: rec, start: c.now, dur: c.seconds(dur)}
 		g.allocs = append(g.allocs, a)
 		c.byAlloc[a.id] = g
+		c.setUnplaced(a.id) // the engine takes it when the next rebuild replays it
 		c.planned(g, a)
 	}
 	a.slots = append(a.slots, &slot{shape: ShapeOf(p.Requests), node: p.NodeName, pod: p.UID, name: p.String(), reserved: true, bound: true})
@@ -238,7 +240,10 @@ func (c *Core) adopt(p *Pod) {
 // allocation is released when every pod holding it ended, never at the
 // first; a pod that goes away before its allocation was let through
 // withdraws the whole allocation.
-func (c *Core) podGone(uid string) {
+func (c *Core) podGone(uid string) { c.memberGone(uid, ending{}) }
+
+// memberGone is podGone for a pod that ended as end says.
+func (c *Core) memberGone(uid string, end ending) {
 	c.setGated(uid, "")
 	if node, ok := c.foreignNode[uid]; ok {
 		delete(c.foreignNode, uid)
@@ -277,7 +282,7 @@ func (c *Core) podGone(uid string) {
 	c.detach(g, uid, func(a *alloc, s *slot) {
 		switch {
 		case s.bound:
-			s.done = true
+			c.lose(g, s, name, end)
 		case a.withdrawable():
 			s.pod = "" // gone: nothing to turn away at Permit
 			c.withdraw(g, a, fmt.Sprintf("pod %s went away before its group was bound", name))
@@ -285,7 +290,9 @@ func (c *Core) podGone(uid string) {
 			s.pod = "" // vacant: a replacement pod of the same shape takes it
 		}
 	})
-	if len(g.members) == 0 && len(g.allocs) == 0 {
+	// A slot just left vacant goes at once to a replacement already seen.
+	c.fillVacancies(g)
+	if len(g.members) == 0 && len(g.allocs) == 0 && len(g.finished) == 0 {
 		delete(c.groups, key)
 		delete(c.held, key)
 	}
@@ -296,9 +303,7 @@ func (c *Core) podGone(uid string) {
 // away with the group's own message; every pod of the group tries again.
 func (c *Core) withdraw(g *group, a *alloc, why string) {
 	c.touch(g)
-	if c.q != nil {
-		_ = c.q.Remove(a.id)
-	}
+	c.dequeue("withdraw", g.id.Key, a.id)
 	msg := "fluence: allocation of pod group " + g.id.Key + " withdrawn: " + why
 	for _, s := range a.slots {
 		if s.pod == "" {
@@ -321,6 +326,7 @@ func (c *Core) dropAlloc(g *group, a *alloc) {
 	c.touch(g)
 	g.allocs = slices.DeleteFunc(g.allocs, func(x *alloc) bool { return x == a })
 	delete(c.byAlloc, a.id)
+	delete(c.unplaced, a.id)
 }
 
 // detach takes a pod out of its group's allocations. A queued request
@@ -332,9 +338,7 @@ func (c *Core) detach(g *group, uid string, settle func(a *alloc, s *slot)) {
 	for _, a := range slices.Clone(g.allocs) {
 		if !a.running {
 			if slices.Contains(a.pods, uid) {
-				if c.q != nil {
-					_ = c.q.Remove(a.id)
-				}
+				c.dequeue("detach", g.id.Key, a.id)
 				c.dropAlloc(g, a)
 			}
 			continue
@@ -345,9 +349,7 @@ func (c *Core) detach(g *group, uid string, settle func(a *alloc, s *slot)) {
 			}
 		}
 		if c.byAlloc[a.id] != nil && a.finished() {
-			if c.q != nil {
-				_ = c.q.Remove(a.id)
-			}
+			c.dequeue("release", g.id.Key, a.id)
 			c.dropAlloc(g, a)
 		}
 	}

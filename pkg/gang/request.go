@@ -26,8 +26,9 @@ func joinNames(names []string) string { return strings.Join(names, ",") }
 func (c *Core) groupRequest(g *group, pods []*Pod, standIns int, standIn Shape) (*jobspec.Jobspec, []slotGroup, error) {
 	var dur int64
 	apart := true
-	shapes := make([]Shape, 0, len(pods)+standIns)
-	requires := make([]*jobspec.Constraint, 0, len(pods)+standIns)
+	// Stand-ins are counted, not listed (groupJobspecWith).
+	shapes := make([]Shape, 0, len(pods))
+	requires := make([]*jobspec.Constraint, 0, len(pods))
 	for _, p := range pods {
 		if p.Invalid != "" {
 			return nil, nil, &PodError{Pod: p.String(), Reason: p.Invalid}
@@ -46,16 +47,13 @@ func (c *Core) groupRequest(g *group, pods []*Pod, standIns int, standIn Shape) 
 		}
 		requires = append(requires, c.avoiding(g, p, con, admits))
 	}
-	for range standIns {
-		shapes = append(shapes, standIn)
-		requires = append(requires, nil)
-	}
 	if dur == 0 {
 		dur = c.cfg.DefaultDuration
 	}
 	dur = c.seconds(dur)
 	var shared *jobspec.Constraint
-	if first := requires[0]; first != nil && !slices.ContainsFunc(requires, func(r *jobspec.Constraint) bool { return r != first }) {
+	// A stand-in may go anywhere, so no constraint is shared with one.
+	if first := requires[0]; standIns == 0 && first != nil && !slices.ContainsFunc(requires, func(r *jobspec.Constraint) bool { return r != first }) {
 		shared, requires = first, nil
 	} else if !slices.ContainsFunc(requires, func(r *jobspec.Constraint) bool { return r != nil }) {
 		requires = nil
@@ -68,9 +66,13 @@ func (c *Core) groupRequest(g *group, pods []*Pod, standIns int, standIn Shape) 
 		case domain != nil:
 			con = domain
 		}
-		return groupJobspec(shapes, requires, con, dur, apart)
+		return groupJobspecWith(shapes, requires, int64(standIns), standIn, con, dur, apart)
 	}
 	if key := g.id.TopologyKey; key != "" {
+		if v, ok := c.domainOf(g, key); ok {
+			// A pod joining a running group goes where the group runs.
+			return build(jobspec.Properties(key + "=" + v))
+		}
 		return c.confine(key, build)
 	}
 	return build(nil)

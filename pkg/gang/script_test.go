@@ -87,6 +87,9 @@ func runScript(t *testing.T, file string) string {
 		if err := s.exec(strings.Fields(line)); err != nil {
 			t.Fatalf("%s:%d: %s: %v", file, n, line, err)
 		}
+		if err := s.core.CheckInvariants(); err != nil {
+			t.Fatalf("%s:%d: %s: invariants violated:\n%v", file, n, line, err)
+		}
 	}
 	return s.out.String()
 }
@@ -98,7 +101,7 @@ func (s *script) start() {
 	}
 	s.core = core
 	s.fw = NewFramework(core, s.bind)
-	s.fw.Observe = func(fx Effects) { s.print(Effects{Events: fx.Events, Conditions: fx.Conditions}) }
+	s.fw.Observe = func(fx Effects) { s.print(Effects{Events: fx.Events, Conditions: fx.Conditions, Errors: fx.Errors}) }
 	s.fw.Filter = s.filter
 }
 
@@ -241,16 +244,21 @@ func (s *script) exec(f []string) error {
 		s.run(false)
 	case "tick":
 		s.run(true)
-	case "done", "delete":
+	case "done", "delete", "fail":
+		// done: the pods succeeded; fail [reason=R]: they failed (R is
+		// the status reason, e.g. OutOfcpu); delete: they were deleted.
 		for _, name := range f[1:] {
+			if strings.Contains(name, "=") {
+				continue
+			}
 			p := s.pods[name]
 			if p == nil {
 				return fmt.Errorf("no pod %s", name)
 			}
 			delete(s.pods, name)
 			s.fw.Remove(p.UID)
-			if f[0] == "done" {
-				p.Done = true
+			if f[0] != "delete" {
+				p.Done, p.Succeeded, p.FailReason = true, f[0] == "done", args["reason"]
 				s.core.PodSeen(*p, s.now)
 			} else {
 				s.core.PodRemoved(p.UID, s.now)
@@ -387,6 +395,9 @@ func (s *script) trace(traces []Trace) {
 }
 
 func (s *script) print(fx Effects) {
+	for _, e := range fx.Errors {
+		s.t.Errorf("internal error: %v", e)
+	}
 	for _, e := range fx.Events {
 		kind := "normal"
 		if e.Warning {
@@ -408,6 +419,9 @@ func (s *script) print(fx Effects) {
 // sit.
 func (s *script) state() {
 	for _, g := range s.core.sortedGroups() {
+		if g.dormant() {
+			continue
+		}
 		fmt.Fprintf(&s.out, "  group %s size %d %s", g.id.Key, g.id.Size, g.phase())
 		if g.reason != "" {
 			fmt.Fprintf(&s.out, " (%s)", g.reason)

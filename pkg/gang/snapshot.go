@@ -183,7 +183,9 @@ func (c *Core) Snapshot(now int64) Snapshot {
 		}
 	}
 	for _, g := range c.sortedGroups() {
-		s.Groups = append(s.Groups, c.groupStatus(g, fr))
+		if !g.dormant() {
+			s.Groups = append(s.Groups, c.groupStatus(g, fr))
+		}
 	}
 	s.Queue = c.queued()
 	s.Graph = c.graphSummary()

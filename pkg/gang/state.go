@@ -116,6 +116,23 @@ type group struct {
 	// waited is the last waiting decision the loop explained, and what
 	// it left said (engine.go skips repeating it).
 	waited waitNote
+	// finished: members that succeeded after binding, by UID, while their
+	// pods exist; they count toward the group's size (members.go).
+	finished map[string]bool
+	// everPlaced: an allocation of the group started once; from then on
+	// the group reports whether it is whole (members.go).
+	everPlaced bool
+	// everWhole: every member ran or finished at once, once.
+	everWhole bool
+	// lastLost says how the group's last lost member went, for its
+	// condition; lastWhole is the whole condition last reported.
+	lastLost  string
+	lastWhole Condition
+	// joinRefused, when set, is why the group's pods cannot join it as it
+	// runs (its domain can no longer hold them); joinGen is the node
+	// generation that answer holds for.
+	joinRefused string
+	joinGen     int64
 }
 
 // waitKey is a queue decision for a waiting group.
@@ -175,8 +192,11 @@ func (g *group) queuedPods() int {
 	return n
 }
 
-// need is how many more pods the group must place to be whole.
-func (g *group) need() int { return int(g.id.Size) - g.liveSlots() - g.queuedPods() }
+// need is how many more pods the group must place to be whole: its size,
+// less the pods placed or asked for and the members that finished.
+func (g *group) need() int {
+	return int(g.id.Size) - g.liveSlots() - g.queuedPods() - len(g.finished)
+}
 
 func (g *group) allocByID(id int64) *alloc {
 	for _, a := range g.allocs {
@@ -216,10 +236,12 @@ func (a *alloc) withdrawable() bool {
 	return true
 }
 
-// finished reports whether every slot's pod ended.
+// finished reports whether every slot's pod ended. A vacant slot (its
+// member lost, no replacement yet) does not keep the allocation: when all
+// the others ended, the group is over.
 func (a *alloc) finished() bool {
 	for _, s := range a.slots {
-		if !s.done {
+		if !s.done && s.pod != "" {
 			return false
 		}
 	}
@@ -231,9 +253,11 @@ func (g *group) phase() groupState {
 	switch {
 	case g.state == rejected || g.state == invalid:
 		return g.state
+	case g.liveSlots()+len(g.finished) >= int(g.id.Size) && g.underway():
+		return placed // pods beyond its size may wait to join
 	case g.queuedPods() > 0:
 		return queued
-	case g.liveSlots() >= int(g.id.Size):
+	case g.liveSlots()+len(g.finished) >= int(g.id.Size):
 		return placed
 	}
 	return gathering

@@ -19,6 +19,9 @@ import (
 func (c *Core) touch(g *group) {
 	if g != nil {
 		c.touched[g.id.Key] = true
+		if g.everPlaced {
+			c.review[g.id.Key] = true
+		}
 	}
 }
 

@@ -151,6 +151,15 @@ type Pod struct {
 	NodeName string
 	// Done: the pod ended (Succeeded or Failed) and holds nothing.
 	Done bool
+	// Succeeded: Done, and it finished its work. A finished member still
+	// counts toward its group's size while its pod exists (an Indexed
+	// Job's completed index is never run again), so the group's other
+	// pods never wait for it to be replaced.
+	Succeeded bool
+	// FailReason is a Failed pod's status reason ("OutOfcpu", "Evicted",
+	// "DeadlineExceeded"), for messages, and to tell a node's refusal
+	// from other failures.
+	FailReason string
 	// Deleting: the pod is being deleted and will not be scheduled.
 	Deleting bool
 	// Gated: the pod has scheduling gates (Kueue holds pods so until

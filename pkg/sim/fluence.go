@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -27,7 +28,14 @@ type FluenceConfig struct {
 	// Oracle plans every group with its true hold time (runtime plus
 	// release delay), which no scheduler knows; every output says so.
 	Oracle bool
+	// CheckInvariants checks the core's invariants after every event and
+	// fails the run at the first violation. It costs a pass over the whole
+	// core per event; the package's tests turn it on for every run.
+	CheckInvariants bool
 }
+
+// checkAlways turns CheckInvariants on for every run (set by the tests).
+var checkAlways bool
 
 // fluence runs the scheduler's own lifecycle: the gang core (pkg/gang),
 // driven by gang.Framework the way kube-scheduler drives the plugin. Pods
@@ -40,6 +48,9 @@ type fluence struct {
 	core *gang.Core
 	fw   *gang.Framework
 	node map[string]int // node name -> cluster index
+	// errs are the core's internal errors not yet reported: the run fails
+	// with them at the end of the event.
+	errs []gang.InternalError
 }
 
 // NewFluence returns the fluence scheduler for the simulator.
@@ -153,7 +164,7 @@ func (f *fluence) Submit(g *Group) error {
 		p.Labeled = id
 		f.fw.Add(p, id, now)
 	}
-	return nil
+	return f.check()
 }
 
 func (f *fluence) bind(p *gang.Pod, node string) error {
@@ -165,8 +176,10 @@ func (f *fluence) bind(p *gang.Pod, node string) error {
 	return f.env.Bind(g, i, n)
 }
 
-// observe turns the core's rejections into the simulator's.
+// observe turns the core's rejections into the simulator's, and keeps its
+// internal errors for check.
 func (f *fluence) observe(fx gang.Effects) {
+	f.errs = append(f.errs, fx.Errors...)
 	for _, e := range fx.Events {
 		if e.Reason != "FluenceGroupRejected" {
 			continue
@@ -183,6 +196,25 @@ func (f *fluence) PodReleased(g *Group, pod int) error {
 	p := f.pod(g, pod)
 	p.Done = true
 	f.core.PodSeen(p, toMs(f.env.Now()))
+	return f.check()
+}
+
+// check fails the event on an internal error of the core, which a result
+// would otherwise hide, and, when asked, on a broken invariant.
+func (f *fluence) check() error {
+	if len(f.errs) > 0 {
+		errs := make([]error, len(f.errs))
+		for i, e := range f.errs {
+			errs[i] = e
+		}
+		f.errs = nil
+		return fmt.Errorf("internal errors in the gang core: %w", errors.Join(errs...))
+	}
+	if f.cfg.CheckInvariants || checkAlways {
+		if err := f.core.CheckInvariants(); err != nil {
+			return fmt.Errorf("the gang core's invariants are broken: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -193,14 +225,14 @@ func (f *fluence) NodeAdded(i int) error {
 	n := f.env.Cluster().Nodes[i]
 	f.node[n.Name] = i
 	f.core.NodeSet(coreNode(n), toMs(f.env.Now()))
-	return nil
+	return f.check()
 }
 
 func (f *fluence) Schedule() error {
 	now := toMs(f.env.Now())
 	f.core.Tick(now)
 	f.fw.Run(now)
-	return nil
+	return f.check()
 }
 
 func (f *fluence) Wakeup() (float64, bool) {
