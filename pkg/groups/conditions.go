@@ -101,10 +101,11 @@ func (w *ConditionWriter) Set(c gang.Condition) {
 	if w == nil || w.dyn == nil {
 		return
 	}
+	k := queueKey(c)
 	w.mu.Lock()
-	w.latest[c.Group.Key] = c
+	w.latest[k] = c
 	w.mu.Unlock()
-	w.queue.Add(c.Group.Key)
+	w.queue.Add(k)
 }
 
 // Run writes queued conditions until ctx ends; a write that fails is
@@ -149,8 +150,8 @@ func (w *ConditionWriter) take(key string) (gang.Condition, bool) {
 func (w *ConditionWriter) putBack(c gang.Condition) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if _, newer := w.latest[c.Group.Key]; !newer {
-		w.latest[c.Group.Key] = c
+	if _, newer := w.latest[queueKey(c)]; !newer {
+		w.latest[queueKey(c)] = c
 	}
 }
 
@@ -158,47 +159,58 @@ func (w *ConditionWriter) putBack(c gang.Condition) {
 // status does; an unchanged condition is not written again. A rejection
 // also gets a Warning event on the PodGroup itself.
 func (w *ConditionWriter) write(ctx context.Context, c gang.Condition) error {
+	if c.Status.Wholeness() {
+		return w.writeWhole(ctx, c)
+	}
 	if c.Group.Source == gang.SourceNativePodGroup {
 		return w.writeNative(ctx, c)
 	}
-	res := w.dyn.Resource(PodGroupResource).Namespace(c.Group.Namespace)
-	pg, err := res.Get(ctx, c.Group.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil // deleted: nothing to record
-	}
-	if err != nil {
-		return err
-	}
-	next := condition{Type: "Schedulable", Status: "False", Reason: conditionReasons[c.Status], Message: c.Message,
-		LastTransitionTime: metav1.NewTime(w.now().Truncate(time.Second))}
+	next := condition{Type: "Schedulable", Status: "False", Reason: conditionReasons[c.Status], Message: c.Message}
 	if c.Status == gang.Scheduled {
 		next.Status = "True"
 	}
-	var old condition
-	if v := pg.GetAnnotations()[ConditionKey]; v != "" && json.Unmarshal([]byte(v), &old) == nil {
-		if old.Status == next.Status {
-			next.LastTransitionTime = old.LastTransitionTime
-		}
-		if old == next {
-			return nil
-		}
-	}
-	value, err := json.Marshal(next)
-	if err != nil {
-		return err
-	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{ConditionKey: string(value)}}})
-	if err != nil {
-		return err
-	}
-	pg, err = res.Patch(ctx, c.Group.Name, types.MergePatchType, patch, metav1.PatchOptions{})
-	if err != nil {
+	pg, err := w.annotate(ctx, c.Group, ConditionKey, next)
+	if err != nil || pg == nil {
 		return err
 	}
 	if c.Status == gang.Unsatisfiable && w.rec != nil {
 		w.rec.Eventf(pg, nil, corev1.EventTypeWarning, "FluenceGroupRejected", "Scheduling", "%s", c.Message)
 	}
 	return nil
+}
+
+// annotate records next in the scheduler-plugins PodGroup's annotation
+// key. lastTransitionTime moves only when the status does; an unchanged
+// condition is not written again. It returns the PodGroup patched, nil
+// when nothing was written.
+func (w *ConditionWriter) annotate(ctx context.Context, id gang.GroupID, key string, next condition) (*unstructured.Unstructured, error) {
+	res := w.dyn.Resource(PodGroupResource).Namespace(id.Namespace)
+	pg, err := res.Get(ctx, id.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil // deleted: nothing to record
+	}
+	if err != nil {
+		return nil, err
+	}
+	next.LastTransitionTime = metav1.NewTime(w.now().Truncate(time.Second))
+	var old condition
+	if v := pg.GetAnnotations()[key]; v != "" && json.Unmarshal([]byte(v), &old) == nil {
+		if old.Status == next.Status {
+			next.LastTransitionTime = old.LastTransitionTime
+		}
+		if old == next {
+			return nil, nil
+		}
+	}
+	value, err := json.Marshal(next)
+	if err != nil {
+		return nil, err
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{key: string(value)}}})
+	if err != nil {
+		return nil, err
+	}
+	return res.Patch(ctx, id.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 }
 
 // writeNative sets the scheduling condition of a Kubernetes PodGroup
@@ -210,25 +222,9 @@ func (w *ConditionWriter) write(ctx context.Context, c gang.Condition) error {
 // while the status holds; an unchanged condition is not written again. A
 // conflict is retried by the caller with the PodGroup read afresh.
 func (w *ConditionWriter) writeNative(ctx context.Context, c gang.Condition) error {
-	gvr := w.native()
-	res := w.dyn.Resource(gvr).Namespace(c.Group.Namespace)
-	pg, err := res.Get(ctx, c.Group.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil // deleted, or the version is not served: nothing to record
-	}
-	if err != nil {
+	res, pg, conds, err := w.readNative(ctx, c.Group)
+	if err != nil || pg == nil {
 		return err
-	}
-	var conds []metav1.Condition
-	if raw, found, _ := unstructured.NestedSlice(pg.Object, "status", "conditions"); found {
-		for _, item := range raw {
-			m, ok := item.(map[string]any)
-			var cond metav1.Condition
-			if !ok || runtime.DefaultUnstructuredConverter.FromUnstructured(m, &cond) != nil {
-				return fmt.Errorf("PodGroup %s/%s: status.conditions holds %v, not a condition", c.Group.Namespace, c.Group.Name, item)
-			}
-			conds = append(conds, cond)
-		}
 	}
 	if w.nativeOwned {
 		if c.Status == gang.Unsatisfiable && w.rec != nil {
@@ -236,7 +232,7 @@ func (w *ConditionWriter) writeNative(ctx context.Context, c gang.Condition) err
 		}
 		return nil
 	}
-	v := nativeVersionOf(gvr)
+	v := nativeVersionOf(w.native())
 	if v.sticky {
 		if old := meta.FindStatusCondition(conds, v.condition); old != nil && old.Status == metav1.ConditionTrue {
 			return nil // once scheduled, the condition says so for good
@@ -246,27 +242,12 @@ func (w *ConditionWriter) writeNative(ctx context.Context, c gang.Condition) err
 	if !strings.HasPrefix(msg, "fluence:") {
 		msg = "fluence: " + msg // the condition is shared with any scheduler of the group
 	}
-	next := metav1.Condition{Type: v.condition, Status: metav1.ConditionFalse, Reason: NativeReasonUnschedulable,
-		Message: msg, ObservedGeneration: pg.GetGeneration(), LastTransitionTime: metav1.NewTime(w.now().Truncate(time.Second))}
+	next := metav1.Condition{Type: v.condition, Status: metav1.ConditionFalse, Reason: NativeReasonUnschedulable, Message: msg}
 	if c.Status == gang.Scheduled {
 		next.Status, next.Reason = metav1.ConditionTrue, NativeReasonScheduled
 	}
-	if !meta.SetStatusCondition(&conds, next) {
-		return nil
-	}
-	list := make([]any, 0, len(conds))
-	for i := range conds {
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&conds[i])
-		if err != nil {
-			return err
-		}
-		list = append(list, m)
-	}
-	if err := unstructured.SetNestedSlice(pg.Object, list, "status", "conditions"); err != nil {
-		return err
-	}
-	pg, err = res.UpdateStatus(ctx, pg, metav1.UpdateOptions{})
-	if err != nil {
+	pg, err = w.setNative(ctx, res, pg, conds, next)
+	if err != nil || pg == nil {
 		return err
 	}
 	if c.Status == gang.Unsatisfiable && w.rec != nil {
@@ -281,3 +262,52 @@ const (
 	NativeReasonScheduled     = "Scheduled"
 	NativeReasonUnschedulable = "Unschedulable"
 )
+
+// readNative reads a Kubernetes PodGroup and its conditions; pg is nil
+// when it is gone (or its version is not served): nothing to record.
+func (w *ConditionWriter) readNative(ctx context.Context, id gang.GroupID) (dynamic.ResourceInterface, *unstructured.Unstructured, []metav1.Condition, error) {
+	res := w.dyn.Resource(w.native()).Namespace(id.Namespace)
+	pg, err := res.Get(ctx, id.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return res, nil, nil, nil
+	}
+	if err != nil {
+		return res, nil, nil, err
+	}
+	var conds []metav1.Condition
+	if raw, found, _ := unstructured.NestedSlice(pg.Object, "status", "conditions"); found {
+		for _, item := range raw {
+			m, ok := item.(map[string]any)
+			var cond metav1.Condition
+			if !ok || runtime.DefaultUnstructuredConverter.FromUnstructured(m, &cond) != nil {
+				return res, nil, nil, fmt.Errorf("PodGroup %s/%s: status.conditions holds %v, not a condition", id.Namespace, id.Name, item)
+			}
+			conds = append(conds, cond)
+		}
+	}
+	return res, pg, conds, nil
+}
+
+// setNative sets next among a Kubernetes PodGroup's conditions through its
+// status subresource. meta.SetStatusCondition keeps lastTransitionTime
+// while the status holds; an unchanged condition is not written again (pg
+// is then nil).
+func (w *ConditionWriter) setNative(ctx context.Context, res dynamic.ResourceInterface, pg *unstructured.Unstructured, conds []metav1.Condition, next metav1.Condition) (*unstructured.Unstructured, error) {
+	next.ObservedGeneration = pg.GetGeneration()
+	next.LastTransitionTime = metav1.NewTime(w.now().Truncate(time.Second))
+	if !meta.SetStatusCondition(&conds, next) {
+		return nil, nil
+	}
+	list := make([]any, 0, len(conds))
+	for i := range conds {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&conds[i])
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, m)
+	}
+	if err := unstructured.SetNestedSlice(pg.Object, list, "status", "conditions"); err != nil {
+		return nil, err
+	}
+	return res.UpdateStatus(ctx, pg, metav1.UpdateOptions{})
+}

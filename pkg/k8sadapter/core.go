@@ -52,9 +52,13 @@ func (o GraphOptions) CorePod(p *corev1.Pod, owned bool) gang.Pod {
 		Owned:      owned,
 		NodeName:   p.Spec.NodeName,
 		Done:       p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed,
+		Succeeded:  p.Status.Phase == corev1.PodSucceeded,
 		Deleting:   p.DeletionTimestamp != nil,
 		Gated:      len(p.Spec.SchedulingGates) > 0,
 		Allocation: p.Annotations[AllocationKey],
+	}
+	if p.Status.Phase == corev1.PodFailed {
+		out.FailReason = p.Status.Reason
 	}
 	if !owned || p.Spec.NodeName != "" {
 		return out // only its requests and place matter
