@@ -86,8 +86,10 @@ authentication and authorization as /metrics.`,
 // and runs it until ctx ends.
 func Start(ctx context.Context, opts *options.Options, gates featuregate.FeatureGate) error {
 	inspectors := plugin.NewInspectors()
+	// Setup builds the plugins before leader election: they wait for lead.
+	lead := plugin.NewLeadership()
 	cc, sched, err := app.Setup(ctx, opts,
-		app.WithPlugin(plugin.Name, plugin.NewWith(plugin.Options{Inspectors: inspectors})),
+		app.WithPlugin(plugin.Name, plugin.NewWith(plugin.Options{Inspectors: inspectors, Leadership: lead})),
 		app.WithPlugin(plugin.QueueSortName, plugin.NewQueueSort))
 	if err != nil {
 		return err
@@ -96,7 +98,7 @@ func Start(ctx context.Context, opts *options.Options, gates featuregate.Feature
 		mg.AddMetrics()
 	}
 	opts.ComponentGlobalsRegistry.AddMetrics()
-	if err := Run(ctx, cc, sched, inspectors); err != nil {
+	if err := Run(ctx, cc, sched, inspectors, lead); err != nil {
 		return fmt.Errorf("fluence scheduler: %w", err)
 	}
 	return nil

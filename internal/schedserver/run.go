@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"sync/atomic"
 	"time"
 
 	"github.com/blang/semver/v4"
@@ -28,8 +27,9 @@ import (
 
 // Run runs the scheduler built by Setup until ctx ends (or, with leader
 // election, until the lease is lost: the process then exits, as
-// kube-scheduler does, so that a restart rebuilds its state).
-func Run(ctx context.Context, cc *schedulerserverconfig.CompletedConfig, sched *scheduler.Scheduler, inspectors *plugin.Inspectors) error {
+// kube-scheduler does, so that a restart rebuilds its state). lead is the
+// plugins' (Options.Leadership): they act once it starts.
+func Run(ctx context.Context, cc *schedulerserverconfig.CompletedConfig, sched *scheduler.Scheduler, inspectors *plugin.Inspectors, lead *plugin.Leadership) error {
 	logger := klog.FromContext(ctx)
 	logger.Info("Starting the fluence scheduler", "kubernetes", KubeVersion())
 	publishConfig(logger, cc)
@@ -37,7 +37,6 @@ func Run(ctx context.Context, cc *schedulerserverconfig.CompletedConfig, sched *
 	cc.EventBroadcaster.StartRecordingToSink(ctx.Done())
 	defer cc.EventBroadcaster.Shutdown()
 
-	var lead leadership
 	synced := make(chan struct{})
 	var health, ready []healthz.HealthChecker
 	if cc.ComponentConfig.LeaderElection.LeaderElect {
@@ -64,7 +63,7 @@ func Run(ctx context.Context, cc *schedulerserverconfig.CompletedConfig, sched *
 	stopServing := func() {}
 	if cc.SecureServing != nil {
 		handler := secure(endpoints(endpointsConfig{
-			config: &cc.ComponentConfig, informers: cc.InformerFactory, leading: lead.leading,
+			config: &cc.ComponentConfig, informers: cc.InformerFactory, leading: lead.Leading,
 			health: health, ready: ready, flags: cc.Flagz, inspectors: inspectors,
 		}), cc.Authentication.Authenticator, cc.Authorization.Authorizer)
 		stop := make(chan struct{})
@@ -101,7 +100,7 @@ func Run(ctx context.Context, cc *schedulerserverconfig.CompletedConfig, sched *
 	}
 
 	if cc.LeaderElection == nil {
-		lead.start()
+		lead.Start()
 		sched.Run(ctx)
 		stopServing()
 		return errors.New("finished without leader election")
@@ -109,7 +108,7 @@ func Run(ctx context.Context, cc *schedulerserverconfig.CompletedConfig, sched *
 	cc.LeaderElection.Coordinated = coordinated
 	cc.LeaderElection.Callbacks = leaderelection.LeaderCallbacks{
 		OnStartedLeading: func(ctx context.Context) {
-			lead.start()
+			lead.Start()
 			if cc.ComponentConfig.DelayCacheUntilActive {
 				startInformers(ctx)
 			}
@@ -132,13 +131,6 @@ func Run(ctx context.Context, cc *schedulerserverconfig.CompletedConfig, sched *
 	elector.Run(ctx)
 	return errors.New("lost the leader election lease")
 }
-
-// leadership records whether this process leads: a standby's fluence
-// decides nothing and must not be taken for the scheduler's view.
-type leadership struct{ on atomic.Bool }
-
-func (l *leadership) start()        { l.on.Store(true) }
-func (l *leadership) leading() bool { return l.on.Load() }
 
 // publishConfig serves the configuration at /configz. A second scheduler
 // in one process (tests) cannot register it again; it says so and goes on.

@@ -32,6 +32,15 @@
 // snapshot of the core taken under the plugin's lock. The scheduler
 // command mounts it on the secure port (internal/schedserver).
 //
+// # Leadership
+//
+// kube-scheduler builds its plugins before leader election decides who
+// schedules. With Options.Leadership the plugin of a standby keeps only its
+// informers' caches: its core is fed nothing, and the condition and status
+// writers and the loop (events, PodGroup writes, gauges) do not run. When
+// the process leads, the plugin reads every node and pod from the caches
+// into the core, as a restarted scheduler does, and starts them.
+//
 // Bind writes the allocation record into the Binding's annotations (the
 // API server copies them onto the pod), which is what a restarted
 // scheduler rebuilds from.

@@ -187,6 +187,23 @@ type harness struct {
 // the first cycle), starts the informers and waits for them.
 func newHarness(t *testing.T, nodes []*corev1.Node, pods []*corev1.Pod) *harness {
 	t.Helper()
+	return newHarnessWith(t, harnessConfig{}, nodes, pods)
+}
+
+// harnessConfig changes what newHarnessWith builds.
+type harnessConfig struct {
+	// profile is the scheduler name, schedulerName when "": a test reading
+	// the process-wide metrics reads only its own.
+	profile string
+	lead    *plugin.Leadership
+}
+
+// newHarnessWith is newHarness with a configuration.
+func newHarnessWith(t *testing.T, hc harnessConfig, nodes []*corev1.Node, pods []*corev1.Pod) *harness {
+	t.Helper()
+	if hc.profile == "" {
+		hc.profile = schedulerName
+	}
 	metrics.Register() // the framework's instrumentation needs its metrics (once per process)
 	ctx, cancel := context.WithCancel(context.Background())
 	var objs []runtime.Object
@@ -206,14 +223,14 @@ func newHarness(t *testing.T, nodes []*corev1.Node, pods []*corev1.Pod) *harness
 
 	enabled := config.PluginSet{Enabled: []config.Plugin{{Name: plugin.Name}}}
 	profile := &config.KubeSchedulerProfile{
-		SchedulerName: schedulerName,
+		SchedulerName: hc.profile,
 		Plugins: &config.Plugins{
 			QueueSort: enabled, PreFilter: enabled, Filter: enabled, PostFilter: enabled,
 			Reserve: enabled, Permit: enabled, Bind: enabled,
 		},
 		PluginConfig: []config.PluginConfig{{Name: plugin.Name, Args: &plugin.Args{PermitTimeout: permitTimeout.String()}}},
 	}
-	registry := frameworkruntime.Registry{plugin.Name: plugin.NewWith(plugin.Options{Inspectors: h.insp, Trace: func(e plugin.TraceEvent) {
+	registry := frameworkruntime.Registry{plugin.Name: plugin.NewWith(plugin.Options{Inspectors: h.insp, Leadership: hc.lead, Trace: func(e plugin.TraceEvent) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		h.trace = append(h.trace, e)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -51,6 +53,7 @@ type Plugin struct {
 	epoch   time.Time
 	res     *groups.Resolver
 	pods    corelisters.PodLister
+	nodes   corelisters.NodeLister
 	synced  []cache.InformerSynced
 	timeout time.Duration
 	kick    chan struct{}
@@ -66,6 +69,12 @@ type Plugin struct {
 	// mu serialises the core, which is not safe for concurrent use.
 	mu   sync.Mutex
 	core *gang.Core
+	// active: the informers feed the core. Set under mu, so a handler
+	// either finds it unset and leaves its object to activate's listing, or
+	// runs after that listing.
+	active atomic.Bool
+	// informed are the informers' syncs; synced adds active to them.
+	informed []cache.InformerSynced
 }
 
 var (
@@ -89,6 +98,9 @@ type Options struct {
 	// Inspectors, if set, learns of every fluence profile built, for the
 	// inspection API the scheduler serves (Inspectors.Handler).
 	Inspectors *Inspectors
+	// Leadership, if set, holds the plugin back until it leads: until
+	// then it only keeps its informers' caches. Unset, it leads at once.
+	Leadership *Leadership
 }
 
 // TraceEvent is one step of a pod in its allocation.
@@ -109,7 +121,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 // NewWith returns a plugin factory with the given options.
 func NewWith(o Options) func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
 	return func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-		p, err := newFromArgs(ctx, obj, h)
+		p, err := newFromArgs(ctx, obj, h, o.Leadership)
 		if err != nil {
 			return nil, err
 		}
@@ -121,7 +133,7 @@ func NewWith(o Options) func(context.Context, runtime.Object, fwk.Handle) (fwk.P
 	}
 }
 
-func newFromArgs(ctx context.Context, obj runtime.Object, h fwk.Handle) (*Plugin, error) {
+func newFromArgs(ctx context.Context, obj runtime.Object, h fwk.Handle, lead *Leadership) (*Plugin, error) {
 	args, err := DecodeArgs(obj)
 	if err != nil {
 		return nil, err
@@ -150,6 +162,7 @@ func newFromArgs(ctx context.Context, obj runtime.Object, h fwk.Handle) (*Plugin
 	}
 	p.res = groups.NewResolver(src)
 	p.pods = f.Core().V1().Pods().Lister()
+	p.nodes = f.Core().V1().Nodes().Lister()
 	p.conds = groups.NewConditionWriter(dyn, h.EventRecorder(), p.log)
 	p.conds.WriteNativeAs(src.Custom)
 	if utilfeature.DefaultFeatureGate.Enabled(features.GenericWorkload) {
@@ -165,8 +178,8 @@ func newFromArgs(ctx context.Context, obj runtime.Object, h fwk.Handle) (*Plugin
 		AddFunc:    func(o any) { p.onNode(o.(*corev1.Node)) },
 		UpdateFunc: func(_, o any) { p.onNode(o.(*corev1.Node)) },
 		DeleteFunc: func(o any) {
-			if n, ok := objectOf[*corev1.Node](o); ok {
-				p.do(func(now int64) { p.core.NodeRemoved(n.Name, now) })
+			if n, ok := objectOf[*corev1.Node](o); ok && !p.nodeExists(n.Name) {
+				p.feed(func(now int64) { p.core.NodeRemoved(n.Name, now) })
 				p.wake()
 			}
 		},
@@ -181,7 +194,7 @@ func newFromArgs(ctx context.Context, obj runtime.Object, h fwk.Handle) (*Plugin
 			if pod, ok := objectOf[*corev1.Pod](o); ok {
 				p.retry.remove(pod.UID)
 				p.hints.remove(pod.UID)
-				p.do(func(now int64) { p.core.PodRemoved(string(pod.UID), now) })
+				p.feed(func(now int64) { p.core.PodRemoved(string(pod.UID), now) })
 				p.wake()
 			}
 		},
@@ -217,15 +230,21 @@ func newFromArgs(ctx context.Context, obj runtime.Object, h fwk.Handle) (*Plugin
 	}
 	// Jobs and StatefulSets size groups; their informers must run too, and
 	// so must those of the custom resources served at start.
-	p.synced = []cache.InformerSynced{nodeReg.HasSynced, podReg.HasSynced,
+	p.informed = []cache.InformerSynced{nodeReg.HasSynced, podReg.HasSynced,
 		f.Batch().V1().Jobs().Informer().HasSynced, f.Apps().V1().StatefulSets().Informer().HasSynced}
 	if src.Custom != nil {
-		p.synced = append(p.synced, src.Custom.Synced)
+		p.informed = append(p.informed, src.Custom.Synced)
 		go src.Custom.Run(ctx)
 	}
-	go p.conds.Run(ctx)
-	go p.status.Run(ctx)
-	go p.run(ctx)
+	p.synced = append(slices.Clone(p.informed), p.active.Load)
+	if lead == nil {
+		// Nothing to catch up on: the handlers feed the core from the
+		// informers' first list.
+		p.active.Store(true)
+		p.startWriters(ctx)
+	} else {
+		go p.lead(ctx, lead)
+	}
 	return p, nil
 }
 
@@ -291,7 +310,7 @@ func (p *Plugin) do(f func(now int64)) {
 // groupChanged wakes the waiting pods of the groups an object named
 // ns/name defines.
 func (p *Plugin) groupChanged(ns, name string) {
-	p.do(func(now int64) { p.core.GroupChanged(ns, name, now) })
+	p.feed(func(now int64) { p.core.GroupChanged(ns, name, now) })
 }
 
 func ptrEqual[T comparable](a, b *T) bool {
@@ -299,14 +318,22 @@ func ptrEqual[T comparable](a, b *T) bool {
 }
 
 func (p *Plugin) onNode(n *corev1.Node) {
+	n, ok := p.currentNode(n)
+	if !ok {
+		return
+	}
 	cn := p.opts.CoreNode(n)
-	p.do(func(now int64) { p.core.NodeSet(cn, now) })
+	p.feed(func(now int64) { p.core.NodeSet(cn, now) })
 	p.wake()
 }
 
 func (p *Plugin) onPod(pod *corev1.Pod) {
+	pod, ok := p.currentPod(pod)
+	if !ok {
+		return
+	}
 	cp := p.opts.CorePod(pod, p.owns(pod))
-	p.do(func(now int64) { p.core.PodSeen(cp, now) })
+	p.feed(func(now int64) { p.core.PodSeen(cp, now) })
 	if cp.NodeName != "" || cp.Done {
 		p.hints.remove(pod.UID)
 	}
@@ -318,8 +345,9 @@ func (p *Plugin) onPod(pod *corev1.Pod) {
 // Name returns the plugin name.
 func (p *Plugin) Name() string { return Name }
 
-// ready reports whether the initial lists of nodes and pods were seen:
-// nothing is placed before the plugin knows what already runs.
+// ready reports whether the initial lists of nodes and pods were seen and
+// the plugin acts: nothing is placed before the plugin knows what already
+// runs.
 func (p *Plugin) ready() bool {
 	for _, s := range p.synced {
 		if !s() {
