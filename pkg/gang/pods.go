@@ -343,14 +343,20 @@ func (c *Core) detach(g *group, uid string, settle func(a *alloc, s *slot)) {
 			}
 			continue
 		}
+		settled := false
 		for _, s := range a.slots {
 			if s.pod == uid {
 				settle(a, s)
+				settled = true
 			}
 		}
-		if c.byAlloc[a.id] != nil && a.finished() {
+		switch {
+		case c.byAlloc[a.id] == nil:
+		case a.finished():
 			c.dequeue("release", g.id.Key, a.id)
 			c.dropAlloc(g, a)
+		case settled:
+			c.shrink(g, a)
 		}
 	}
 }
