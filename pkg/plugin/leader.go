@@ -112,6 +112,16 @@ func (p *Plugin) activate() error {
 	if err != nil {
 		return err
 	}
+	if p.ownPods != nil {
+		// This profile's pods, ended ones too, come from their own
+		// informer (ownpods.go).
+		pods = slices.DeleteFunc(pods, p.owns)
+		own, err := p.ownPods.List(labels.Everything())
+		if err != nil {
+			return err
+		}
+		pods = append(pods, slices.DeleteFunc(own, func(pod *corev1.Pod) bool { return !p.owns(pod) })...)
+	}
 	slices.SortFunc(ns, func(a, b *corev1.Node) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(pods, func(a, b *corev1.Pod) int {
 		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {

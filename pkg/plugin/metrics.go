@@ -64,12 +64,18 @@ var (
 		Help:           "Resource graphs built since the scheduler started (a node added or removed, or its capacity changed).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"profile"})
+	internalErrors = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "fluence",
+		Name:           "internal_errors_total",
+		Help:           "Failures inside the gang core (an engine call that should not fail), by operation. Any is a bug; each is also logged.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"profile", "op"})
 	metricsOnce sync.Once
 )
 
 func registerMetrics() {
 	metricsOnce.Do(func() {
-		legacyregistry.MustRegister(loopDuration, loopGroups, groupsByState, queueLength, reservations, allocated, allocatable, graphRebuilds)
+		legacyregistry.MustRegister(loopDuration, loopGroups, groupsByState, queueLength, reservations, allocated, allocatable, graphRebuilds, internalErrors)
 	})
 }
 
@@ -78,6 +84,10 @@ type profileMetrics struct{ profile string }
 
 func (m profileMetrics) observeLoop(s gang.LoopStats) {
 	loopGroups.WithLabelValues(m.profile).Observe(float64(s.Decisions))
+}
+
+func (m profileMetrics) internalError(op string) {
+	internalErrors.WithLabelValues(m.profile, op).Inc()
 }
 
 func (m profileMetrics) observeLoopTime(seconds float64) {

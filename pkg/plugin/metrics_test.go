@@ -1,11 +1,14 @@
 package plugin
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
+	"k8s.io/client-go/tools/events"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/component-base/metrics/testutil"
+	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/fluence-sched/fluence/pkg/gang"
 )
@@ -32,6 +35,29 @@ fluence_queue_length{profile="fluence-b"} 1
 		got, err := testutil.GetGaugeMetricValue(allocatable.WithLabelValues(tc.profile, "cpu"))
 		if err != nil || got != tc.cpu {
 			t.Errorf("%s allocatable cpu = %v (%v), want %v", tc.profile, got, err, tc.cpu)
+		}
+	}
+}
+
+// noEvents is a framework handle without an event recorder: apply reaches
+// no other part of it for effects that only carry errors.
+type noEvents struct{ fwk.Handle }
+
+func (noEvents) EventRecorder() events.EventRecorderLogger { return nil }
+
+// Each internal error of the core is counted by profile and operation.
+func TestInternalErrorsCounted(t *testing.T) {
+	registerMetrics()
+	p := &Plugin{h: noEvents{}, metrics: profileMetrics{profile: "fluence-errors"}}
+	p.apply(gang.Effects{Errors: []gang.InternalError{
+		{Op: "extend", Group: "ns/a", Err: errors.New("queue: group 7 is not running")},
+		{Op: "extend", Group: "ns/b", Err: errors.New("queue: group 9 is not running")},
+		{Op: "schedule", Err: errors.New("match: boom")},
+	}})
+	for op, want := range map[string]float64{"extend": 2, "schedule": 1, "remove": 0} {
+		got, err := testutil.GetCounterMetricValue(internalErrors.WithLabelValues("fluence-errors", op))
+		if err != nil || got != want {
+			t.Errorf("fluence_internal_errors_total{op=%q} = %v (%v), want %v", op, got, err, want)
 		}
 	}
 }

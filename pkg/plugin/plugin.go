@@ -45,15 +45,18 @@ const AllocationKey = k8sadapter.AllocationKey
 // and the framework's extension points into events of the gang core, and
 // the core's effects into framework calls and API writes.
 type Plugin struct {
-	h       fwk.Handle
-	log     klog.Logger
-	opts    k8sadapter.GraphOptions
-	owns    func(*corev1.Pod) bool
-	clock   clock.PassiveClock
-	epoch   time.Time
-	res     *groups.Resolver
-	pods    corelisters.PodLister
-	nodes   corelisters.NodeLister
+	h     fwk.Handle
+	log   klog.Logger
+	opts  k8sadapter.GraphOptions
+	owns  func(*corev1.Pod) bool
+	clock clock.PassiveClock
+	epoch time.Time
+	res   *groups.Resolver
+	pods  corelisters.PodLister
+	nodes corelisters.NodeLister
+	// ownPods: this profile's pods in every phase (ownpods.go); nil
+	// without an API client, when the scheduler's informer feeds them.
+	ownPods corelisters.PodLister
 	synced  []cache.InformerSynced
 	timeout time.Duration
 	kick    chan struct{}
@@ -194,13 +197,22 @@ func newFromArgs(ctx context.Context, obj runtime.Object, h fwk.Handle, lead *Le
 			if pod, ok := objectOf[*corev1.Pod](o); ok {
 				p.retry.remove(pod.UID)
 				p.hints.remove(pod.UID)
-				p.feed(func(now int64) { p.core.PodRemoved(string(pod.UID), now) })
-				p.wake()
+				if !p.fromOwnInformer(pod) {
+					p.feed(func(now int64) { p.core.PodRemoved(string(pod.UID), now) })
+					p.wake()
+				}
 			}
 		},
 	})
 	if err != nil {
 		return nil, err
+	}
+	var ownSynced cache.InformerSynced
+	startOwn := func() {}
+	if cs := h.ClientSet(); cs != nil {
+		if ownSynced, startOwn, err = p.watchOwnPods(ctx, cs); err != nil {
+			return nil, err
+		}
 	}
 	// A group follows its defining object: when a Job's parallelism, a
 	// StatefulSet's replicas or a PodGroup's spec changes, the group's
@@ -232,6 +244,9 @@ func newFromArgs(ctx context.Context, obj runtime.Object, h fwk.Handle, lead *Le
 	// so must those of the custom resources served at start.
 	p.informed = []cache.InformerSynced{nodeReg.HasSynced, podReg.HasSynced,
 		f.Batch().V1().Jobs().Informer().HasSynced, f.Apps().V1().StatefulSets().Informer().HasSynced}
+	if ownSynced != nil {
+		p.informed = append(p.informed, ownSynced)
+	}
 	if src.Custom != nil {
 		p.informed = append(p.informed, src.Custom.Synced)
 		go src.Custom.Run(ctx)
@@ -245,6 +260,7 @@ func newFromArgs(ctx context.Context, obj runtime.Object, h fwk.Handle, lead *Le
 	} else {
 		go p.lead(ctx, lead)
 	}
+	startOwn()
 	return p, nil
 }
 
@@ -333,10 +349,13 @@ func (p *Plugin) onPod(pod *corev1.Pod) {
 		return
 	}
 	cp := p.opts.CorePod(pod, p.owns(pod))
-	p.feed(func(now int64) { p.core.PodSeen(cp, now) })
 	if cp.NodeName != "" || cp.Done {
 		p.hints.remove(pod.UID)
 	}
+	if p.fromOwnInformer(pod) {
+		return
+	}
+	p.feed(func(now int64) { p.core.PodSeen(cp, now) })
 	if cp.Done {
 		p.wake()
 	}
@@ -391,6 +410,10 @@ func (p *Plugin) run(ctx context.Context) {
 
 // apply makes the framework calls and API writes the core asked for.
 func (p *Plugin) apply(fx gang.Effects) {
+	for _, e := range fx.Errors {
+		p.log.Error(e.Err, "Internal error in the gang core", "op", e.Op, "group", e.Group)
+		p.metrics.internalError(e.Op)
+	}
 	if len(fx.Activate) > 0 && p.pods != nil {
 		pods := map[string]*corev1.Pod{}
 		for _, r := range fx.Activate {
