@@ -9,7 +9,6 @@ import (
 
 	"github.com/fluence-sched/fluence/pkg/jobspec"
 	"github.com/fluence-sched/fluence/pkg/match"
-	"github.com/fluence-sched/fluence/pkg/resource"
 )
 
 var errInjected = errors.New("injected failure")
@@ -187,15 +186,7 @@ func TestFailuresLeaveQueueConsistent(t *testing.T) {
 // failures were injected.
 func faultyHistory(t *testing.T, cfg Config, seed uint64) int {
 	t.Helper()
-	g := resource.MustGenerate("cluster[1]->node[6]->core[8]")
-	m, err := match.New(g, match.Options{Policy: "lonode"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := New(m, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	q, m := newTestQueue(t, "cluster[1]->node[6]->core[8]", cfg)
 	f := &faultyEngine{Matcher: m}
 	q.m = f
 	rng := rand.New(rand.NewPCG(seed, 7))

@@ -25,8 +25,14 @@ type harness struct {
 
 func newHarness(t *testing.T, cfg Config) *harness {
 	t.Helper()
-	g := resource.MustGenerate("cluster[1]->node[4]->core[4]")
-	m, err := match.New(g, match.Options{Policy: "lonode"})
+	q, m := newTestQueue(t, "cluster[1]->node[4]->core[4]", cfg)
+	return &harness{t: t, m: m, q: q}
+}
+
+// newTestQueue builds a queue over a lonode matcher on a generated graph.
+func newTestQueue(t *testing.T, spec string, cfg Config) (*Manager, *match.Matcher) {
+	t.Helper()
+	m, err := match.New(resource.MustGenerate(spec), match.Options{Policy: "lonode"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +40,7 @@ func newHarness(t *testing.T, cfg Config) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &harness{t: t, m: m, q: q}
+	return q, m
 }
 
 func (h *harness) submit(id, prio, at int64, js *jobspec.Jobspec) Decision {

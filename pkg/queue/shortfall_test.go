@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/fluence-sched/fluence/pkg/jobspec"
-	"github.com/fluence-sched/fluence/pkg/match"
-	"github.com/fluence-sched/fluence/pkg/resource"
 )
 
 // slotsOfCores is n slots of c cores each, for dur seconds.
@@ -42,15 +40,7 @@ func TestSkippingMatchesChangesNoDecision(t *testing.T) {
 func compareHistories(t *testing.T, cfg Config, seed uint64) int64 {
 	t.Helper()
 	mk := func(all bool) *Manager {
-		g := resource.MustGenerate("cluster[1]->node[6]->core[8]")
-		m, err := match.New(g, match.Options{Policy: "lonode"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		q, err := New(m, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		q, _ := newTestQueue(t, "cluster[1]->node[6]->core[8]", cfg)
 		q.matchAll = all
 		return q
 	}
@@ -136,15 +126,7 @@ func decisions(ds []Decision) string {
 // A group short of slots is not matched again while completions free less
 // than it misses, and is once they free enough.
 func TestShortfallWaitsForEnoughFreed(t *testing.T) {
-	g := resource.MustGenerate("cluster[1]->node[4]->core[4]")
-	m, err := match.New(g, match.Options{Policy: "lonode"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := New(m, Config{Policy: FCFS})
-	if err != nil {
-		t.Fatal(err)
-	}
+	q, m := newTestQueue(t, "cluster[1]->node[4]->core[4]", Config{Policy: FCFS})
 	submit := func(id, at int64, js *jobspec.Jobspec) {
 		if _, err := q.Submit(&Group{ID: id, Name: "g", Submit: at, Jobspec: js}); err != nil {
 			t.Fatal(err)
