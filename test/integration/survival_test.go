@@ -70,6 +70,11 @@ func TestMembersLostAndReplaced(t *testing.T) {
 	if n := after["1"].Spec.NodeName; n == victim.Spec.NodeName {
 		t.Errorf("the replacement was bound to the deleted node %s", n)
 	}
+	// The Job controller creates the replacement after its back-off; from
+	// then on it is fluence's, and binds at once (times in whole seconds).
+	if d := scheduledAfter(after["1"]); d < 0 || d > 5*time.Second {
+		t.Errorf("the replacement was scheduled %s after it was created, want within seconds", d)
+	}
 	for _, idx := range []string{"0", "2", "3"} {
 		if a, b := before[idx], after[idx]; b == nil || a.UID != b.UID || a.Spec.NodeName != b.Spec.NodeName {
 			t.Errorf("index %s: a survivor changed: before %s on %s, after %v", idx, a.Name, a.Spec.NodeName, b)
@@ -287,4 +292,15 @@ func (c *cluster) succeed(sim *localcluster.NodeSim, name string) {
 	}); err != nil {
 		c.t.Fatalf("pod %s: marking it succeeded: %v", name, err)
 	}
+}
+
+// scheduledAfter is how long after its creation a pod was scheduled, by
+// its PodScheduled condition; -1 when it has none.
+func scheduledAfter(p *corev1.Pod) time.Duration {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue {
+			return c.LastTransitionTime.Sub(p.CreationTimestamp.Time)
+		}
+	}
+	return -1
 }
