@@ -40,8 +40,20 @@
 // every pod of the allocation is reserved, then commits the allocation and
 // lets them all through. Before commit, any failure withdraws the whole
 // allocation; after, a pod whose binding failed keeps its slot and binds
-// there on its next try, so a group is never left partly bound. An
-// allocation is released when every pod holding it ended.
+// there on its next try, so a group is never left partly bound. A pod
+// that ends gives back its share of its node at once; an allocation is
+// released when every pod holding it ended.
+//
+// After its first placement a group is underway (members.go): finished
+// members count toward its size, a lost member's slot is kept on its node
+// for its replacement, and each pod still to be placed (a replacement, or
+// a pod beyond the group's size) joins alone as it fits, never waiting
+// for a whole group that cannot form again. A group placed once reports
+// whether it is whole (Whole, Elastic, Broken).
+//
+// Internal failures are effects too (Effects.Errors), and CheckInvariants
+// verifies the core's bookkeeping against the engine's (tests run it after
+// every step).
 //
 // A pod's node constraints (NodeFilter: selectors, affinity, taints,
 // requirements) are evaluated against the nodes each time a request is
