@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/fluence-sched/fluence/pkg/jobspec"
 )
 
 // A group's life goes on after it starts: members finish, fail, are
@@ -231,6 +233,39 @@ func avoids(g *group, uid, node string) bool {
 		}
 	}
 	return false
+}
+
+// besideApart keeps a pod that may not share a node with its like (one
+// rank per node) off the nodes where the group's members of that kind run,
+// when it joins an underway group: a request of its own does not see them,
+// and the node's filters would only turn it away.
+func (c *Core) besideApart(g *group, p *Pod, con *jobspec.Constraint) *jobspec.Constraint {
+	if !p.Apart || !g.underway() {
+		return con
+	}
+	var busy []string
+	for _, a := range g.allocs {
+		if !a.running {
+			continue
+		}
+		for _, s := range a.slots {
+			if s.pod == "" || s.done {
+				continue
+			}
+			if m := g.members[s.pod]; m != nil && m.Apart && !slices.Contains(busy, s.node) {
+				busy = append(busy, s.node)
+			}
+		}
+	}
+	if len(busy) == 0 {
+		return con
+	}
+	slices.Sort(busy)
+	off := jobspec.Not(jobspec.Hosts(busy...))
+	if con == nil {
+		return off
+	}
+	return jobspec.And(con, off)
 }
 
 // fillVacancies gives the group's waiting pods the vacant slots they fit

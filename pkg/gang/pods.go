@@ -305,6 +305,7 @@ func (c *Core) withdraw(g *group, a *alloc, why string) {
 	c.touch(g)
 	c.dequeue("withdraw", g.id.Key, a.id)
 	msg := "fluence: allocation of pod group " + g.id.Key + " withdrawn: " + why
+	var joining []*Pod
 	for _, s := range a.slots {
 		if s.pod == "" {
 			continue
@@ -317,8 +318,18 @@ func (c *Core) withdraw(g *group, a *alloc, why string) {
 			c.fx.out.Reject = append(c.fx.out.Reject, Rejection{Pod: p.ref(), Message: msg})
 		}
 		c.fx.activatePod(p.ref())
+		joining = append(joining, p)
 	}
 	c.dropAlloc(g, a)
+	if g.underway() {
+		// The placement of pods joining a running group: the group runs
+		// on, and only they are told.
+		for _, p := range joining {
+			c.fx.out.Events = append(c.fx.out.Events, Event{Pod: p.ref(), Warning: true, Reason: "FluenceGroupWithdrawn",
+				Note: fmt.Sprintf("pod group %s: the placement of pod %s, joining it, was withdrawn; the pod is placed again: %s", g.id.Key, p, why)})
+		}
+		return
+	}
 	c.explain(g, true, "FluenceGroupWithdrawn", fmt.Sprintf("pod group %s: allocation withdrawn, the group is placed again: %s", g.id.Key, why))
 }
 

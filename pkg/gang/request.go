@@ -45,7 +45,7 @@ func (c *Core) groupRequest(g *group, pods []*Pod, standIns int, standIn Shape) 
 			}
 			con, admits = a.hosts, a.names
 		}
-		requires = append(requires, c.avoiding(g, p, con, admits))
+		requires = append(requires, c.besideApart(g, p, c.avoiding(g, p, con, admits)))
 	}
 	if dur == 0 {
 		dur = c.cfg.DefaultDuration
