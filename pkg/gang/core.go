@@ -14,8 +14,14 @@ type Config struct {
 	MatchPolicy string // default lonode
 	Queue       queue.Config
 	// RackLabel is the node label naming a node's rack; "" for no rack
-	// level in the graph.
+	// level in the graph. It keeps the graph it always built (zone, then
+	// rack); TopologyLevels replaces it, and giving both is an error.
 	RackLabel string
+	// TopologyLevels are node label keys, outermost first: the graph has
+	// a level of domains for each (BuildGraphLevels) between the cluster
+	// and the nodes, and no zone level unless its label is listed. Empty:
+	// zone and RackLabel as before.
+	TopologyLevels []string
 	// DefaultDuration is the planned run time, in seconds, of a group
 	// whose pods declare none. Default 3600.
 	DefaultDuration int64
@@ -122,6 +128,13 @@ func New(cfg Config) (*Core, error) {
 		return nil, err
 	}
 	if err := cfg.Queue.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.RackLabel != "" && len(cfg.TopologyLevels) > 0 {
+		return nil, fmt.Errorf("gang: both RackLabel (%s) and TopologyLevels are set; list the rack label in TopologyLevels instead", cfg.RackLabel)
+	}
+	cfg.TopologyLevels = slices.Clone(cfg.TopologyLevels)
+	if _, err := topologyLevels(cfg.TopologyLevels); err != nil {
 		return nil, err
 	}
 	if cfg.TicksPerSecond <= 0 {

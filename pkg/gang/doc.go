@@ -17,11 +17,13 @@
 //
 // It owns:
 //
-//   - the graph, built from the nodes (BuildGraph: zone, rack, node, and
-//     per node a cpu pool in millicores, a memory pool in MiB, GPUs and a
-//     pool of pod places). Up/down and label changes are applied in place;
-//     a node added or removed, or new capacity, rebuilds the graph and
-//     replays everything that holds resources.
+//   - the graph, built from the nodes (BuildGraph: zone, rack, node, or
+//     BuildGraphLevels: a level of domains per configured node label,
+//     then node; per node a cpu pool in millicores, a memory pool in MiB,
+//     GPUs and a pool of pod places). Up/down and label changes are
+//     applied in place; a node added or removed, new capacity, or a new
+//     value of a level's label rebuilds the graph and replays everything
+//     that holds resources.
 //   - groups, keyed by GroupID.Key, with their member pods, allocations
 //     (one engine job each) and slots (one pod on one node each).
 //   - the queue (pkg/queue) over the matcher (pkg/match), which decides

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/fluence-sched/fluence/pkg/jobspec"
 	"github.com/fluence-sched/fluence/pkg/resource"
@@ -13,8 +14,14 @@ import (
 // ZoneLabel is the well-known node label that places a node in a zone.
 const ZoneLabel = "topology.kubernetes.io/zone"
 
-// DefaultTopology is the zone (and rack) of nodes without the label.
+// DefaultTopology is the zone (and rack) of nodes without the label in a
+// graph built without topology levels.
 const DefaultTopology = "default"
+
+// UnknownDomain stands for the value of a topology level's label on the
+// nodes without it. It is not a valid Kubernetes label value (those begin
+// with a letter or digit), so no labelled domain can take its place.
+const UnknownDomain = "_unknown"
 
 // Vertex types of the graph the core builds, and the pool units.
 const (
@@ -27,7 +34,87 @@ const (
 	UnitMiB    = "MiB"
 )
 
-// BuildGraph builds the resource graph of the nodes:
+// level is one topology level of the graph: the nodes sharing a value of
+// its label form a domain, one vertex of type typ under the domain of the
+// level above.
+type level struct {
+	key, typ string
+	// missing is the domain value of nodes without the label: "default"
+	// in the graph without levels (as it always was), "" otherwise.
+	missing string
+	// levelled: a graph built from topology levels. Its domain vertices
+	// are named <type>-<value> and carry the property key=value; the
+	// graph without levels keeps its plain names and no properties, so
+	// that nothing built on it before moves.
+	levelled bool
+}
+
+// reservedTypes are the vertex types the core gives a meaning to; a level
+// may not take one.
+var reservedTypes = []string{"cluster", typeNode, TypeCPU, TypeMemory, TypeGPU, TypePods}
+
+// graphLevels returns the levels of a graph without topology levels: the
+// zone, then the rack when rackLabel is set.
+func graphLevels(rackLabel string) []level {
+	ls := []level{{key: ZoneLabel, typ: "zone", missing: DefaultTopology}}
+	if rackLabel != "" {
+		ls = append(ls, level{key: rackLabel, typ: "rack", missing: DefaultTopology})
+	}
+	return ls
+}
+
+// topologyLevels returns the levels of the label keys, outermost first.
+// A level's type is its key's name (the part after the prefix), unless
+// that is a type the core uses or an outer level's: then the name with
+// the level's number (1 outermost), then with a count, until it is free.
+func topologyLevels(keys []string) ([]level, error) {
+	ls := make([]level, 0, len(keys))
+	taken := slices.Clone(reservedTypes)
+	for i, k := range keys {
+		if k == "" {
+			return nil, fmt.Errorf("gang: topology level %d is an empty label key", i+1)
+		}
+		if slices.ContainsFunc(ls, func(l level) bool { return l.key == k }) {
+			return nil, fmt.Errorf("gang: topology level %d: label key %s is listed twice", i+1, k)
+		}
+		name := k[strings.LastIndex(k, "/")+1:]
+		if name == "" {
+			return nil, fmt.Errorf("gang: topology level %d: label key %s has no name after its prefix", i+1, k)
+		}
+		typ := name
+		for n := 0; slices.Contains(taken, typ); n++ {
+			typ = fmt.Sprintf("%s-%d", name, i+1)
+			if n > 0 {
+				typ = fmt.Sprintf("%s-%d-%d", name, i+1, n)
+			}
+		}
+		taken = append(taken, typ)
+		ls = append(ls, level{key: k, typ: typ, levelled: true})
+	}
+	return ls, nil
+}
+
+// value is the node's domain at level l.
+func (l level) value(n *Node) string {
+	if v := n.Labels[l.key]; v != "" {
+		return v
+	}
+	return l.missing
+}
+
+// vertexName names a domain vertex of the level.
+func (l level) vertexName(value string) string {
+	if !l.levelled {
+		return value
+	}
+	if value == "" {
+		value = UnknownDomain
+	}
+	return l.typ + "-" + value
+}
+
+// BuildGraph builds the resource graph of the nodes without topology
+// levels:
 //
 //	cluster0
 //	└── zone <topology.kubernetes.io/zone, or "default">
@@ -42,6 +129,53 @@ const (
 // of 250m share one 4-CPU node. Nodes are ordered by name; a node's rank
 // is its index in that order.
 func BuildGraph(nodes []*Node, rackLabel string) (*resource.Graph, error) {
+	return buildGraph(nodes, graphLevels(rackLabel))
+}
+
+// BuildGraphLevels builds the resource graph of the nodes with the given
+// topology levels (node label keys, outermost first) instead of the zone
+// and rack:
+//
+//	cluster0
+//	└── <level 1 type> <type>-<value>, property <key>=<value>
+//	    └── ... one vertex per domain of each level within its parent
+//	        └── node <name>, as in BuildGraph
+//
+// Only the listed levels are built: the zone is a level when its label
+// is listed. Nodes without a level's label (or with an empty value) go
+// under that level's domain <type>-_unknown, last among its siblings,
+// which carries no property. A domain is a vertex per parent: nodes
+// sharing a rack label under two blocks are two rack vertices.
+func BuildGraphLevels(nodes []*Node, keys []string) (*resource.Graph, error) {
+	ls, err := topologyLevels(keys)
+	if err != nil {
+		return nil, err
+	}
+	return buildGraph(nodes, ls)
+}
+
+// levels returns the core's topology levels, outermost first.
+func (c *Core) levels() []level {
+	if len(c.cfg.TopologyLevels) == 0 {
+		return graphLevels(c.cfg.RackLabel)
+	}
+	ls, _ := topologyLevels(c.cfg.TopologyLevels) // checked by New
+	return ls
+}
+
+// buildGraph builds the graph of the core's nodes with its levels.
+func (c *Core) buildGraph() (*resource.Graph, error) {
+	return buildGraph(c.sortedNodes(), c.levels())
+}
+
+// domainTree is the domains of one level within a parent domain, and the
+// nodes (indexes into the sorted nodes) of the innermost level.
+type domainTree struct {
+	sub   map[string]*domainTree
+	nodes []int
+}
+
+func buildGraph(nodes []*Node, levels []level) (*resource.Graph, error) {
 	sorted := slices.Clone(nodes)
 	for i, n := range sorted {
 		if n == nil || n.Name == "" {
@@ -58,19 +192,34 @@ func BuildGraph(nodes []*Node, rackLabel string) (*resource.Graph, error) {
 			return nil, fmt.Errorf("gang: node %s is listed twice", sorted[i].Name)
 		}
 	}
-	zones := map[string]map[string][]int{}
+	tree := &domainTree{}
 	for i, n := range sorted {
-		zone, rack := labelOr(n.Labels, ZoneLabel), ""
-		if rackLabel != "" {
-			rack = labelOr(n.Labels, rackLabel)
+		t := tree
+		for _, l := range levels {
+			v := l.value(n)
+			if t.sub == nil {
+				t.sub = map[string]*domainTree{}
+			}
+			if t.sub[v] == nil {
+				t.sub[v] = &domainTree{}
+			}
+			t = t.sub[v]
 		}
-		if zones[zone] == nil {
-			zones[zone] = map[string][]int{}
-		}
-		zones[zone][rack] = append(zones[zone][rack], i)
+		t.nodes = append(t.nodes, i)
 	}
 	g := resource.New()
-	tCluster, tZone, tRack, tNode := g.Intern("cluster"), g.Intern("zone"), g.Intern("rack"), g.Intern(typeNode)
+	// Types are interned in the order the graph without levels always
+	// had (cluster, zone, rack, node, ...), so that its type ids stay.
+	tCluster := g.Intern("cluster")
+	if len(levels) == 0 || !levels[0].levelled {
+		g.Intern("zone")
+		g.Intern("rack")
+	}
+	tLevels := make([]resource.TypeID, len(levels))
+	for i, l := range levels {
+		tLevels[i] = g.Intern(l.typ)
+	}
+	tNode := g.Intern(typeNode)
 	tCPU, tMem, tGPU, tPods := g.Intern(TypeCPU), g.Intern(TypeMemory), g.Intern(TypeGPU), g.Intern(TypePods)
 	uniq := int64(0)
 	add := func(v resource.Vertex, parent int32) (int32, error) {
@@ -82,58 +231,81 @@ func BuildGraph(nodes []*Node, rackLabel string) (*resource.Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	for zi, zone := range slices.Sorted(maps.Keys(zones)) {
-		zv, err := add(resource.Vertex{Type: tZone, Basename: "zone", Name: zone, ID: int64(zi), Rank: -1, Size: 1}, root)
-		if err != nil {
-			return nil, err
-		}
-		for ri, rack := range slices.Sorted(maps.Keys(zones[zone])) {
-			parent := zv
-			if rackLabel != "" {
-				if parent, err = add(resource.Vertex{Type: tRack, Basename: "rack", Name: rack, ID: int64(ri), Rank: -1, Size: 1}, zv); err != nil {
-					return nil, err
-				}
+	addNodes := func(idx []int, parent int32) error {
+		for _, i := range idx {
+			n, rank := sorted[i], int64(i)
+			status := resource.Up
+			if n.Down {
+				status = resource.Down
 			}
-			for _, i := range zones[zone][rack] {
-				n, rank := sorted[i], int64(i)
-				status := resource.Up
-				if n.Down {
-					status = resource.Down
-				}
-				nv, err := add(resource.Vertex{Type: tNode, Status: status, Basename: "node", Name: n.Name, ID: rank, Rank: rank, Size: 1, Properties: maps.Clone(n.Labels)}, parent)
-				if err != nil {
-					return nil, fmt.Errorf("gang: node %s: %w", n.Name, err)
-				}
-				a := n.Allocatable
-				pods := a.Pods
-				if pods == 0 {
-					pods = DefaultMaxPods
-				}
-				leaves := []resource.Vertex{
-					{Type: tCPU, Basename: TypeCPU, Size: a.MilliCPU, Unit: UnitMilli},
-					{Type: tMem, Basename: TypeMemory, Size: a.MemoryBytes >> 20, Unit: UnitMiB},
-					{Type: tPods, Basename: TypePods, Size: pods},
-				}
-				for _, l := range leaves {
-					if l.Size > 0 {
-						l.Rank = rank
-						if _, err := add(l, nv); err != nil {
-							return nil, fmt.Errorf("gang: node %s: %w", n.Name, err)
-						}
-					}
-				}
-				for k := range a.GPU {
-					if _, err := add(resource.Vertex{Type: tGPU, Basename: TypeGPU, ID: k, Rank: rank, Size: 1}, nv); err != nil {
-						return nil, fmt.Errorf("gang: node %s: %w", n.Name, err)
+			nv, err := add(resource.Vertex{Type: tNode, Status: status, Basename: "node", Name: n.Name, ID: rank, Rank: rank, Size: 1, Properties: maps.Clone(n.Labels)}, parent)
+			if err != nil {
+				return fmt.Errorf("gang: node %s: %w", n.Name, err)
+			}
+			a := n.Allocatable
+			pods := a.Pods
+			if pods == 0 {
+				pods = DefaultMaxPods
+			}
+			leaves := []resource.Vertex{
+				{Type: tCPU, Basename: TypeCPU, Size: a.MilliCPU, Unit: UnitMilli},
+				{Type: tMem, Basename: TypeMemory, Size: a.MemoryBytes >> 20, Unit: UnitMiB},
+				{Type: tPods, Basename: TypePods, Size: pods},
+			}
+			for _, l := range leaves {
+				if l.Size > 0 {
+					l.Rank = rank
+					if _, err := add(l, nv); err != nil {
+						return fmt.Errorf("gang: node %s: %w", n.Name, err)
 					}
 				}
 			}
+			for k := range a.GPU {
+				if _, err := add(resource.Vertex{Type: tGPU, Basename: TypeGPU, ID: k, Rank: rank, Size: 1}, nv); err != nil {
+					return fmt.Errorf("gang: node %s: %w", n.Name, err)
+				}
+			}
 		}
+		return nil
+	}
+	var addDomains func(t *domainTree, depth int, parent int32) error
+	addDomains = func(t *domainTree, depth int, parent int32) error {
+		if depth == len(levels) {
+			return addNodes(t.nodes, parent)
+		}
+		l := levels[depth]
+		for i, v := range domainOrder(t.sub) {
+			vx := resource.Vertex{Type: tLevels[depth], Basename: l.typ, Name: l.vertexName(v), ID: int64(i), Rank: -1, Size: 1}
+			if l.levelled && v != "" {
+				vx.Properties = map[string]string{l.key: v}
+			}
+			dv, err := add(vx, parent)
+			if err != nil {
+				return err
+			}
+			if err := addDomains(t.sub[v], depth+1, dv); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := addDomains(tree, 0, root); err != nil {
+		return nil, err
 	}
 	if err := g.Finalize(); err != nil {
 		return nil, err
 	}
 	return g, nil
+}
+
+// domainOrder sorts the domain values of a level, the nodes without the
+// label ("") last.
+func domainOrder(sub map[string]*domainTree) []string {
+	vs := slices.Sorted(maps.Keys(sub))
+	if len(vs) > 0 && vs[0] == "" {
+		vs = append(vs[1:], "")
+	}
+	return vs
 }
 
 func labelOr(labels map[string]string, key string) string {

@@ -49,6 +49,11 @@ func (s *script) inspect() {
 		fmt.Fprintf(&s.out, " %s:%d/%d", tc.Type, tc.Vertices, tc.Size)
 	}
 	s.out.WriteString("\n")
+	if s.cfg.TopologyLevels != nil || s.cfg.RackLabel != "" {
+		for _, l := range gs.Levels {
+			fmt.Fprintf(&s.out, "  level %s key=%s domains=%d unlabelled=%d\n", l.Type, l.Key, l.Domains, l.Unlabelled)
+		}
+	}
 	if gs.Root != nil {
 		printVertex(&s.out, gs.Root, "    ")
 	}

@@ -8,15 +8,17 @@ import (
 )
 
 // NodeSet records an added or changed node. A change the graph can take in
-// place (up or down, labels, taints) is applied at once; a new node or new
-// capacity rebuilds the graph before the next decision.
+// place (up or down, labels, taints) is applied at once; a new node, new
+// capacity or a new domain at one of the graph's topology levels (the
+// node moves to another branch) rebuilds the graph before the next
+// decision.
 func (c *Core) NodeSet(n Node, now int64) {
 	c.advance(now)
 	n.Labels = maps.Clone(n.Labels)
 	n.Taints = slices.Clone(n.Taints)
 	old := c.nodes[n.Name]
 	c.nodes[n.Name] = &n
-	if old == nil || old.Allocatable != n.Allocatable || c.m == nil {
+	if old == nil || old.Allocatable != n.Allocatable || c.m == nil || c.moved(old, &n) {
 		c.dirty = true
 		c.nodeGen++
 		c.nodesChanged()
@@ -36,6 +38,16 @@ func (c *Core) NodeSet(n Node, now int64) {
 		c.applyStatus(n.Name)
 	}
 	c.nodesChanged()
+}
+
+// moved reports whether a node changed domain at a topology level.
+func (c *Core) moved(old, n *Node) bool {
+	for _, l := range c.levels() {
+		if l.value(old) != l.value(n) {
+			return true
+		}
+	}
+	return false
 }
 
 // NodeRemoved forgets a node; the graph is rebuilt without it.

@@ -144,7 +144,20 @@ type GraphSummary struct {
 	Rebuilds     int64
 	Vertices     int
 	Types        []TypeCount // by type name
-	Root         *GraphVertex
+	// Levels are the topology levels between the cluster and the nodes,
+	// outermost first, as the nodes are labelled now.
+	Levels []GraphLevel
+	Root   *GraphVertex
+}
+
+// GraphLevel is one topology level of the graph.
+type GraphLevel struct {
+	Key  string // the node label
+	Type string // the vertex type of its domains
+	// Domains counts the label's values among the nodes. Unlabelled counts
+	// the nodes without it, under the level's unknown domain (<type>-_unknown,
+	// or "default" in the graph without topology levels).
+	Domains, Unlabelled int
 }
 
 // TypeCount counts the vertices of one type and their summed size.
@@ -444,7 +457,7 @@ func (c *Core) nodeStatuses() []NodeStatus {
 
 // graphSummary describes the engine's current graph.
 func (c *Core) graphSummary() GraphSummary {
-	gs := GraphSummary{Rebuilds: c.graphGen, Stale: c.dirty}
+	gs := GraphSummary{Rebuilds: c.graphGen, Stale: c.dirty, Levels: c.graphLevels()}
 	if c.m == nil {
 		gs.Stale = len(c.nodes) > 0
 		return gs
@@ -466,6 +479,25 @@ func (c *Core) graphSummary() GraphSummary {
 	}
 	gs.Root = describeVertex(g, g.Root())
 	return gs
+}
+
+// graphLevels counts the domains and unlabelled nodes of each level.
+func (c *Core) graphLevels() []GraphLevel {
+	var out []GraphLevel
+	for _, l := range c.levels() {
+		gl := GraphLevel{Key: l.key, Type: l.typ}
+		values := map[string]bool{}
+		for _, n := range c.nodes {
+			if v := n.Labels[l.key]; v != "" {
+				values[v] = true
+			} else {
+				gl.Unlabelled++
+			}
+		}
+		gl.Domains = len(values)
+		out = append(out, gl)
+	}
+	return out
 }
 
 func describeVertex(g *resource.Graph, v int32) *GraphVertex {
