@@ -275,3 +275,43 @@ func TestNotInstalledHint(t *testing.T) {
 		t.Errorf("a wrong token: %v, want it said the credentials were not accepted", err)
 	}
 }
+
+// graph names the topology levels and counts, per level, the nodes
+// without its label: one, several, or none (no line).
+func TestGraphLevels(t *testing.T) {
+	node := func(name string) *gang.GraphVertex {
+		return &gang.GraphVertex{Type: "node", Name: name, Size: 1, Count: 1,
+			Children: []*gang.GraphVertex{{Type: gang.TypePods, Name: "pods0", Size: 110, Count: 1}}}
+	}
+	domain := func(typ, name string, children ...*gang.GraphVertex) *gang.GraphVertex {
+		return &gang.GraphVertex{Type: typ, Name: name, Size: 1, Count: 1, Children: children}
+	}
+	snap := gang.Snapshot{Graph: gang.GraphSummary{Built: true, Rebuilds: 2, Vertices: 12,
+		Levels: []gang.GraphLevel{
+			{Key: "example.com/block", Type: "block", Domains: 1, Unlabelled: 1, Unknown: "block-_unknown"},
+			{Key: "example.com/rack", Type: "rack", Domains: 2, Unlabelled: 2, Unknown: "rack-_unknown"},
+			{Key: "example.com/row", Type: "row", Domains: 1, Unknown: "row-_unknown"},
+		},
+		Root: domain("cluster", "cluster0",
+			domain("block", "block-b1", domain("rack", "rack-r1", domain("row", "row-1", node("n1"))), domain("rack", "rack-_unknown", domain("row", "row-1", node("n2"))), domain("rack", "rack-r2", domain("row", "row-1", node("n3")))),
+			domain("block", "block-_unknown", domain("rack", "rack-_unknown", domain("row", "row-1", node("n4"))))),
+	}}
+	srv, _ := apiServer(t, inspect.View{Profile: "fluence", Snapshot: &snap, Clock: inspect.Clock{TicksPerSecond: 1}}, nil)
+	out, errOut, err := run(t, srv, "graph")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	for _, want := range []string{
+		"Levels: cluster > block (example.com/block, 1 value) > rack (example.com/rack, 2 values) > row (example.com/row, 1 value) > node\n",
+		"1 node has no example.com/block label: under block block-_unknown\n",
+		"2 nodes have no example.com/rack label: under rack rack-_unknown\n",
+		"│   └── rack rack-r2\n│       └── row row-1\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("graph output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "example.com/row label") {
+		t.Errorf("graph output counts unlabelled nodes of a level every node has:\n%s", out)
+	}
+}

@@ -31,8 +31,32 @@ func (o *options) graph(ctx context.Context, c *client, _ string) error {
 		fmt.Fprint(w, "; nodes changed since, rebuilt before the next decision")
 	}
 	fmt.Fprintln(w)
+	printLevels(w, g.Levels)
 	printVertex(w, g.Root, "", "", o.output == "wide")
 	return nil
+}
+
+// printLevels names the topology levels and the nodes that miss a level's
+// label: they are grouped under a domain of their own, which a topology
+// key cannot choose.
+func printLevels(w io.Writer, levels []inspect.GraphLevel) {
+	if len(levels) == 0 {
+		return
+	}
+	var names []string
+	for _, l := range levels {
+		names = append(names, fmt.Sprintf("%s (%s, %s)", l.Type, l.Key, plural(l.Domains, "value")))
+	}
+	fmt.Fprintf(w, "Levels: cluster > %s > node\n", strings.Join(names, " > "))
+	for _, l := range levels {
+		if l.Unlabelled > 0 {
+			verb := "have"
+			if l.Unlabelled == 1 {
+				verb = "has"
+			}
+			fmt.Fprintf(w, "%s %s no %s label: under %s %s\n", plural(l.Unlabelled, "node"), verb, l.Key, l.Type, l.UnknownDomain)
+		}
+	}
 }
 
 // printVertex draws the graph as a tree. A node's pools go on its own line
@@ -76,4 +100,12 @@ func pool(v *inspect.Vertex) string {
 		return v.Type + " " + memory(v.Size<<20)
 	}
 	return fmt.Sprintf("%s %d%s", v.Type, v.Size, v.Unit)
+}
+
+// plural counts things: 1 node, 2 nodes.
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

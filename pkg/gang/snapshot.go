@@ -155,9 +155,10 @@ type GraphLevel struct {
 	Key  string // the node label
 	Type string // the vertex type of its domains
 	// Domains counts the label's values among the nodes. Unlabelled counts
-	// the nodes without it, under the level's unknown domain (<type>-_unknown,
-	// or "default" in the graph without topology levels).
+	// the nodes without it, which are under the level's Unknown domain
+	// (<type>-_unknown, or "default" in the graph without topology levels).
 	Domains, Unlabelled int
+	Unknown             string
 }
 
 // TypeCount counts the vertices of one type and their summed size.
@@ -485,7 +486,7 @@ func (c *Core) graphSummary() GraphSummary {
 func (c *Core) graphLevels() []GraphLevel {
 	var out []GraphLevel
 	for _, l := range c.levels() {
-		gl := GraphLevel{Key: l.key, Type: l.typ}
+		gl := GraphLevel{Key: l.key, Type: l.typ, Unknown: l.vertexName(l.missing)}
 		values := map[string]bool{}
 		for _, n := range c.nodes {
 			if v := n.Labels[l.key]; v != "" {

@@ -157,6 +157,9 @@ func (v View) Graph() Graph {
 	for _, t := range gs.Types {
 		out.Types = append(out.Types, VertexCount{Type: t.Type, Vertices: t.Vertices, Size: t.Size})
 	}
+	for _, l := range gs.Levels {
+		out.Levels = append(out.Levels, GraphLevel{Key: l.Key, Type: l.Type, Domains: l.Domains, Unlabelled: l.Unlabelled, UnknownDomain: l.Unknown})
+	}
 	if gs.Root != nil {
 		out.Root = vertex(gs.Root)
 	}

@@ -194,7 +194,21 @@ type Graph struct {
 	Rebuilds int64         `json:"rebuilds"`
 	Vertices int           `json:"vertices"`
 	Types    []VertexCount `json:"types,omitempty"`
-	Root     *Vertex       `json:"root,omitempty"`
+	// Levels are the topology levels between the cluster and the nodes,
+	// outermost first.
+	Levels []GraphLevel `json:"levels,omitempty"`
+	Root   *Vertex      `json:"root,omitempty"`
+}
+
+// GraphLevel is one topology level: a vertex of type Type per value of
+// the node label Key. Unlabelled nodes lack the label and are under the
+// domain named UnknownDomain.
+type GraphLevel struct {
+	Key           string `json:"key"`
+	Type          string `json:"type"`
+	Domains       int    `json:"domains"`
+	Unlabelled    int    `json:"unlabelled"`
+	UnknownDomain string `json:"unknownDomain"`
 }
 
 // VertexCount counts the vertices of one type and their summed size.
