@@ -16,6 +16,9 @@ type GraphOptions struct {
 	// default) omits the rack level; when set, nodes without the label go
 	// under the rack "default" of their zone.
 	RackLabel string
+	// TopologyLevels are node label keys, outermost first, each a level
+	// of the graph in place of the zone and rack (gang.BuildGraphLevels).
+	TopologyLevels []string
 	// ExtraGPUResources are extended resource names counted as GPUs in
 	// addition to nvidia.com/gpu (say "amd.com/gpu"), both in node
 	// allocatable and in pod requests. Default: none.

@@ -49,6 +49,9 @@ func coreGraph(t *testing.T, ns []*corev1.Node, opts GraphOptions) *resource.Gra
 		cn = append(cn, &c)
 	}
 	g, err := gang.BuildGraph(cn, opts.RackLabel)
+	if len(opts.TopologyLevels) > 0 {
+		g, err = gang.BuildGraphLevels(cn, opts.TopologyLevels)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,6 +121,29 @@ func TestCoreGraph(t *testing.T) {
 				"/cluster0/z/r0",
 				"/cluster0/z/r0/n3",
 				"/cluster0/z/r0/n3/pods0 x110",
+			},
+		},
+		{
+			name: "topology levels: the zone only when listed, unlabelled nodes under _unknown",
+			opts: GraphOptions{TopologyLevels: []string{"example.com/block", "example.com/rack"}},
+			nodes: nodes(
+				makeNode("n1").label(gang.ZoneLabel, "z").label("example.com/block", "b1").label("example.com/rack", "r1"),
+				makeNode("n2").label("example.com/block", "b1"),
+				makeNode("n3").label("example.com/rack", "r1"),
+			),
+			want: []string{
+				"/cluster0",
+				"/cluster0/block-b1",
+				"/cluster0/block-b1/rack-r1",
+				"/cluster0/block-b1/rack-r1/n1",
+				"/cluster0/block-b1/rack-r1/n1/pods0 x110",
+				"/cluster0/block-b1/rack-_unknown",
+				"/cluster0/block-b1/rack-_unknown/n2",
+				"/cluster0/block-b1/rack-_unknown/n2/pods0 x110",
+				"/cluster0/block-_unknown",
+				"/cluster0/block-_unknown/rack-r1",
+				"/cluster0/block-_unknown/rack-r1/n3",
+				"/cluster0/block-_unknown/rack-r1/n3/pods0 x110",
 			},
 		},
 	}

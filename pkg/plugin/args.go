@@ -2,13 +2,16 @@ package plugin
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
+	"github.com/fluence-sched/fluence/pkg/gang"
 	"github.com/fluence-sched/fluence/pkg/k8sadapter"
 	"github.com/fluence-sched/fluence/pkg/match"
 	"github.com/fluence-sched/fluence/pkg/queue"
@@ -38,6 +41,13 @@ type Args struct {
 	// RackLabel is the node label naming a node's rack; empty (default)
 	// means no rack level in the graph.
 	RackLabel string `json:"rackLabel,omitempty"`
+	// TopologyLevels are node label keys, outermost first (say
+	// [topology.kubernetes.io/zone, example.com/block, example.com/rack]):
+	// the graph has a level of domains for each between the cluster and
+	// the nodes, and no zone level unless its label is listed. Nodes
+	// without a level's label share an unknown domain of that level.
+	// Default none: zone and rackLabel. Not together with rackLabel.
+	TopologyLevels []string `json:"topologyLevels,omitempty"`
 	// ExtraGPUResources are resource names counted as GPUs besides
 	// nvidia.com/gpu, such as amd.com/gpu. Default none.
 	ExtraGPUResources []string `json:"extraGPUResources,omitempty"`
@@ -56,6 +66,7 @@ type Config struct {
 	MatchPolicy       string
 	Queue             queue.Config
 	RackLabel         string
+	TopologyLevels    []string
 	ExtraGPUResources []string
 	DefaultDuration   int64 // seconds
 	PermitTimeout     time.Duration
@@ -93,6 +104,7 @@ func (a Args) Validate() (Config, error) {
 	c := Config{
 		MatchPolicy:       a.MatchPolicy,
 		RackLabel:         a.RackLabel,
+		TopologyLevels:    slices.Clone(a.TopologyLevels),
 		ExtraGPUResources: a.ExtraGPUResources,
 		Queue: queue.Config{
 			Policy:           queue.Policy(a.QueuePolicy),
@@ -124,6 +136,7 @@ func (a Args) Validate() (Config, error) {
 			errs = append(errs, fmt.Sprintf("queuePolicy/queueDepth/reservationDepth: %v", err))
 		}
 	}
+	errs = append(errs, a.topologyErrors()...)
 	for i, n := range a.ExtraGPUResources {
 		if strings.TrimSpace(n) == "" || strings.ContainsAny(n, " \t") {
 			errs = append(errs, fmt.Sprintf("extraGPUResources[%d]: %q is not a resource name", i, n))
@@ -147,6 +160,32 @@ func (a Args) Validate() (Config, error) {
 	return c, nil
 }
 
+// topologyErrors checks rackLabel and topologyLevels: label keys the API
+// server would accept on a node, each level once, and one of the two
+// fields, since rackLabel builds the zone and rack levels itself.
+func (a Args) topologyErrors() []string {
+	var errs []string
+	if a.RackLabel != "" {
+		if msgs := validation.IsQualifiedName(a.RackLabel); len(msgs) > 0 {
+			errs = append(errs, fmt.Sprintf("rackLabel: %q is not a label key: %s", a.RackLabel, strings.Join(msgs, "; ")))
+		}
+		if len(a.TopologyLevels) > 0 {
+			errs = append(errs, fmt.Sprintf("rackLabel and topologyLevels: give one; rackLabel %q builds the levels [%s, %s], which topologyLevels can list", a.RackLabel, gang.ZoneLabel, a.RackLabel))
+		}
+	}
+	for i, k := range a.TopologyLevels {
+		switch msgs := validation.IsQualifiedName(k); {
+		case k == "":
+			errs = append(errs, fmt.Sprintf("topologyLevels[%d]: an empty label key", i))
+		case slices.Index(a.TopologyLevels, k) < i:
+			errs = append(errs, fmt.Sprintf("topologyLevels[%d]: %q is listed twice (also topologyLevels[%d])", i, k, slices.Index(a.TopologyLevels, k)))
+		case len(msgs) > 0:
+			errs = append(errs, fmt.Sprintf("topologyLevels[%d]: %q is not a label key: %s", i, k, strings.Join(msgs, "; ")))
+		}
+	}
+	return errs
+}
+
 func positiveDuration(field, v string, def time.Duration) (time.Duration, error) {
 	if v == "" {
 		return def, nil
@@ -165,6 +204,7 @@ func positiveDuration(field, v string, def time.Duration) (time.Duration, error)
 func (a *Args) DeepCopyObject() runtime.Object {
 	c := *a
 	c.ExtraGPUResources = append([]string(nil), a.ExtraGPUResources...)
+	c.TopologyLevels = slices.Clone(a.TopologyLevels)
 	return &c
 }
 

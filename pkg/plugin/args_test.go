@@ -1,12 +1,14 @@
 package plugin
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/fluence-sched/fluence/pkg/gang"
 	"github.com/fluence-sched/fluence/pkg/queue"
 )
 
@@ -34,6 +36,11 @@ func TestArgsValidation(t *testing.T) {
 		// core's horizon once counted in milliseconds.
 		{Args{DefaultDuration: "400000h"}, []string{"defaultDuration", "400000h", "longer than 1099511627 s"}},
 		{Args{ExtraGPUResources: []string{"amd.com/gpu", " "}}, []string{"extraGPUResources[1]"}},
+		{Args{RackLabel: "rack", TopologyLevels: []string{"block"}}, []string{"rackLabel and topologyLevels", "[topology.kubernetes.io/zone, rack]"}},
+		{Args{TopologyLevels: []string{"example.com/block", ""}}, []string{"topologyLevels[1]: an empty label key"}},
+		{Args{TopologyLevels: []string{"rack", "block", "rack"}}, []string{`topologyLevels[2]: "rack" is listed twice (also topologyLevels[0])`}},
+		{Args{TopologyLevels: []string{"example.com/rack", "bad key/x/y"}}, []string{`topologyLevels[1]: "bad key/x/y" is not a label key`}},
+		{Args{RackLabel: "rack id"}, []string{`rackLabel: "rack id" is not a label key`}},
 	} {
 		_, err := tc.args.Validate()
 		if err == nil {
@@ -63,5 +70,39 @@ func TestDecodeArgsFromConfiguration(t *testing.T) {
 	}
 	if _, err := DecodeArgs(&runtime.Unknown{Raw: []byte(`{"queueDepth":"deep"}`)}); err == nil {
 		t.Fatal("a string queueDepth decoded")
+	}
+}
+
+func TestTopologyLevelsArgs(t *testing.T) {
+	for _, tc := range []struct {
+		json      string
+		rackLabel string
+		levels    []string
+	}{
+		{`{"topologyLevels":["topology.kubernetes.io/zone","example.com/block","example.com/rack"]}`, "", []string{"topology.kubernetes.io/zone", "example.com/block", "example.com/rack"}},
+		{`{"rackLabel":"example.com/rack"}`, "example.com/rack", nil},
+		{`{}`, "", nil},
+	} {
+		a, err := DecodeArgs(&runtime.Unknown{Raw: []byte(tc.json), ContentType: runtime.ContentTypeJSON})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := a.Validate()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.json, err)
+		}
+		if cfg.RackLabel != tc.rackLabel || !slices.Equal(cfg.TopologyLevels, tc.levels) {
+			t.Errorf("%s: rackLabel %q, levels %q; want %q, %q", tc.json, cfg.RackLabel, cfg.TopologyLevels, tc.rackLabel, tc.levels)
+		}
+		// The configuration is the core's: it accepts what Validate did.
+		if _, err := gang.New(gang.Config{RackLabel: cfg.RackLabel, TopologyLevels: cfg.TopologyLevels}); err != nil {
+			t.Errorf("%s: the core refuses the validated levels: %v", tc.json, err)
+		}
+	}
+	a := &Args{TopologyLevels: []string{"rack"}}
+	c := a.DeepCopyObject().(*Args)
+	c.TopologyLevels[0] = "block"
+	if a.TopologyLevels[0] != "rack" {
+		t.Error("DeepCopyObject shares topologyLevels with the original")
 	}
 }

@@ -269,7 +269,7 @@ func newFromArgs(ctx context.Context, obj runtime.Object, h fwk.Handle, lead *Le
 func newPlugin(cfg Config, h fwk.Handle, clk clock.PassiveClock, log klog.Logger) (*Plugin, error) {
 	p := &Plugin{
 		h: h, log: log, clock: clk, epoch: clk.Now(), timeout: cfg.PermitTimeout,
-		opts: k8sadapter.GraphOptions{RackLabel: cfg.RackLabel, ExtraGPUResources: cfg.ExtraGPUResources},
+		opts: k8sadapter.GraphOptions{RackLabel: cfg.RackLabel, TopologyLevels: cfg.TopologyLevels, ExtraGPUResources: cfg.ExtraGPUResources},
 		kick: make(chan struct{}, 1), binds: semaphore.NewWeighted(maxBindings),
 	}
 	profile := h.ProfileName()
@@ -279,6 +279,7 @@ func newPlugin(cfg Config, h fwk.Handle, clk clock.PassiveClock, log klog.Logger
 		MatchPolicy:     cfg.MatchPolicy,
 		Queue:           cfg.Queue,
 		RackLabel:       cfg.RackLabel,
+		TopologyLevels:  cfg.TopologyLevels,
 		DefaultDuration: cfg.DefaultDuration,
 		TicksPerSecond:  ticksPerSecond,
 		RunID:           fmt.Sprint(p.epoch.UnixNano()),
