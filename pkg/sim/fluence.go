@@ -25,6 +25,10 @@ type FluenceConfig struct {
 	// that declares none, as the scheduler's defaultDuration. Default
 	// 3600.
 	DefaultDuration int64
+	// TopologyLevels are node label keys, outermost first, each a level of
+	// the core's graph, as the scheduler's topologyLevels. Default none:
+	// the zone level only, as before.
+	TopologyLevels []string
 	// Oracle plans every group with its true hold time (runtime plus
 	// release delay), which no scheduler knows; every output says so.
 	Oracle bool
@@ -76,7 +80,7 @@ func NewFluence(cfg FluenceConfig) (Scheduler, error) {
 func (f *fluence) newCore() (*gang.Core, error) {
 	return gang.New(gang.Config{
 		MatchPolicy: f.cfg.MatchPolicy, Queue: f.cfg.Queue, DefaultDuration: f.cfg.DefaultDuration,
-		TicksPerSecond: msPerSecond, RunID: "sim",
+		TopologyLevels: f.cfg.TopologyLevels, TicksPerSecond: msPerSecond, RunID: "sim",
 	})
 }
 
@@ -90,6 +94,9 @@ func (f *fluence) Config() string {
 	}
 	if q.Packing {
 		s += ", packing-aware backfill"
+	}
+	if len(f.cfg.TopologyLevels) > 0 {
+		s += ", topology levels " + strings.Join(f.cfg.TopologyLevels, " > ")
 	}
 	if f.cfg.Oracle {
 		return s + "; planned with true runtimes (oracle durations, which no scheduler knows)"

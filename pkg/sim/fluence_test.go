@@ -113,3 +113,42 @@ func TestNodesJoinDuringARun(t *testing.T) {
 		t.Errorf("the stock model ran a workload whose nodes change: %v", err)
 	}
 }
+
+// The simulator's core takes the scheduler's topology levels: a bad list
+// is refused as the scheduler refuses it, and a run with levels over
+// labelled nodes completes every group.
+func TestFluenceTopologyLevels(t *testing.T) {
+	for _, tc := range []struct {
+		levels []string
+		want   string // error; "" runs
+	}{
+		{[]string{"example.com/block", "example.com/rack"}, ""},
+		{[]string{"example.com/rack", "example.com/rack"}, "listed twice"},
+		{[]string{""}, "empty label key"},
+	} {
+		s, err := NewFluence(FluenceConfig{Queue: queue.Config{Policy: queue.Easy}, TopologyLevels: tc.levels})
+		if tc.want != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%q: error %v, want %q", tc.levels, err, tc.want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", tc.levels, err)
+		}
+		if !strings.Contains(s.Config(), "topology levels example.com/block > example.com/rack") {
+			t.Errorf("config %q does not name the levels", s.Config())
+		}
+		w := gangWorkload(8, []int{2, 3, 4}, 12)
+		for i := range w.Cluster.Nodes {
+			w.Cluster.Nodes[i].Labels = map[string]string{"example.com/block": fmt.Sprint("b", i/4), "example.com/rack": fmt.Sprint("r", i/2)}
+		}
+		r, err := Run(w, s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Stalled || r.JobsCompleted != 12 {
+			t.Errorf("%q: completed %d of 12, stalled=%v", tc.levels, r.JobsCompleted, r.Stalled)
+		}
+	}
+}
