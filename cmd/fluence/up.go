@@ -20,6 +20,7 @@ func upCmd() *cobra.Command {
 	o := up.Defaults()
 	var logFile string
 	var logVerbosity int
+	var levels []string
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Run a local Kubernetes control plane with fluence and the stock kube-scheduler until Ctrl-C",
@@ -41,9 +42,14 @@ Kubernetes' alpha APIs need their feature gates, for instance the native PodGrou
 The API server, the Job controller and the scheduler share this process and its gates.`,
 		Example: `  fluence up
   fluence up --nodes 8 --cpu 3 --memory 8Gi --gpu-nodes 2 --gpus 4 --racks 2
+  fluence up --nodes 8 --levels block=2,rack=4
   fluence up --kubeconfig /tmp/fluence.kubeconfig --log /tmp/fluence-up.log`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if o.Levels, err = up.ParseLevels(levels); err != nil {
+				return err
+			}
 			if err := o.Validate(); err != nil {
 				return err
 			}
@@ -72,6 +78,7 @@ The API server, the Job controller and the scheduler share this process and its 
 	f.IntVar(&o.GPUs, "gpus", o.GPUs, "nvidia.com/gpu per GPU node (0: no GPUs)")
 	f.IntVar(&o.GPUNodes, "gpu-nodes", o.GPUNodes, "how many nodes, the last ones, have GPUs; they carry the label "+up.GPULabel+"=true")
 	f.IntVar(&o.Racks, "racks", o.Racks, "spread the nodes over this many racks (label "+up.RackLabel+"=rack-N, also given to fluence as its rackLabel); 0: no rack level")
+	f.StringSliceVar(&levels, "levels", nil, "topology levels, outermost first, as name=domains: block=2,rack=4 spreads the nodes over 2 blocks and 4 racks (labels "+up.LevelLabelPrefix+"<name>=<name>-N, given to fluence as its topologyLevels); not with --racks")
 	f.StringToStringVar(&o.NodeLabels, "node-labels", nil, "labels for every node: key=value,key2=value2")
 	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "write the kubeconfig here instead of the work directory; the file must not exist, and is removed on exit")
 	f.StringVar(&o.Dir, "dir", "", "work directory (etcd data, certificates, kubeconfig); must be new or empty, and is removed on exit (default: a new one under $TMPDIR)")

@@ -11,11 +11,20 @@ import (
 
 // SchedulerConfig is deploy/one-scheduler-config.yaml as shipped, with
 // the fluence profile's rackLabel set to RackLabel when the nodes have
-// racks: kube-scheduler's stock default-scheduler profile and fluence's in
-// one process, sharing one queue and one cache.
+// racks, or its topologyLevels to the levels' labels: kube-scheduler's
+// stock default-scheduler profile and fluence's in one process, sharing
+// one queue and one cache.
 func (o Options) SchedulerConfig() (string, error) {
-	if o.Racks == 0 {
+	if o.Racks == 0 && len(o.Levels) == 0 {
 		return deploy.OneSchedulerConfig, nil
+	}
+	field, value := "rackLabel", any(RackLabel)
+	if len(o.Levels) > 0 {
+		var keys []any
+		for _, l := range o.Levels {
+			keys = append(keys, l.Label())
+		}
+		field, value = "topologyLevels", keys
 	}
 	var cfg map[string]any
 	if err := yaml.Unmarshal([]byte(deploy.OneSchedulerConfig), &cfg); err != nil {
@@ -36,12 +45,12 @@ func (o Options) SchedulerConfig() (string, error) {
 				args = map[string]any{}
 				entry["args"] = args
 			}
-			args["rackLabel"] = RackLabel
+			args[field] = value
 			set++
 		}
 	}
 	if set == 0 {
-		return "", fmt.Errorf("deploy/one-scheduler-config.yaml: no pluginConfig entry %q to set rackLabel in", plugin.Name)
+		return "", fmt.Errorf("deploy/one-scheduler-config.yaml: no pluginConfig entry %q to set %s in", plugin.Name, field)
 	}
 	out, err := yaml.Marshal(cfg)
 	if err != nil {

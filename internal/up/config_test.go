@@ -69,3 +69,40 @@ func TestSchedulerConfig(t *testing.T) {
 		t.Errorf("%d fluence pluginConfig entries, want 1", found)
 	}
 }
+
+// With --levels the fluence profile's topologyLevels are the levels'
+// labels, outermost first, and the plugin accepts them.
+func TestSchedulerConfigLevels(t *testing.T) {
+	o := Defaults()
+	o.Levels = []Level{{"block", 2}, {"rack", 4}}
+	y, err := o.SchedulerConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := localcluster.DecodeSchedulerConfig(y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, p := range cfg.Profiles {
+		for _, pc := range p.PluginConfig {
+			if pc.Name != plugin.Name {
+				continue
+			}
+			found++
+			a, err := plugin.DecodeArgs(pc.Args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := []string{"fluence.flux-framework.org/block", "fluence.flux-framework.org/rack"}; !cmp.Equal(a.TopologyLevels, want) || a.RackLabel != "" {
+				t.Errorf("topologyLevels %q rackLabel %q, want %q and none", a.TopologyLevels, a.RackLabel, want)
+			}
+			if _, err := a.Validate(); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	if found != 1 {
+		t.Errorf("%d fluence pluginConfig entries, want 1", found)
+	}
+}

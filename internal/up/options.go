@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,7 +27,36 @@ const (
 	// GPULabel marks the nodes with GPUs, as NVIDIA's GPU feature
 	// discovery does on real clusters (workloads select on it).
 	GPULabel = "nvidia.com/gpu.present"
+	// LevelLabelPrefix starts the label of each --levels level: level
+	// block is the label fluence.flux-framework.org/block.
+	LevelLabelPrefix = "fluence.flux-framework.org/"
 )
+
+// Level is one topology level of --levels: the nodes are spread over
+// Domains domains of it in contiguous blocks, labelled
+// LevelLabelPrefix+Name=<Name>-N.
+type Level struct {
+	Name    string
+	Domains int
+}
+
+// Label is the node label of the level.
+func (l Level) Label() string { return LevelLabelPrefix + l.Name }
+
+// ParseLevels reads --levels: name=domains pairs, outermost first
+// ("block=2,rack=4").
+func ParseLevels(pairs []string) ([]Level, error) {
+	var out []Level
+	for _, p := range pairs {
+		name, n, ok := strings.Cut(p, "=")
+		d, err := strconv.Atoi(n)
+		if !ok || name == "" || err != nil {
+			return nil, fmt.Errorf("--levels %s: want name=domains, such as block=2", p)
+		}
+		out = append(out, Level{Name: name, Domains: d})
+	}
+	return out, nil
+}
 
 // Options describe the local cluster.
 type Options struct {
@@ -39,6 +69,10 @@ type Options struct {
 	// Racks spreads the nodes over this many racks in contiguous blocks
 	// (RackLabel=rack-0 …); 0 means no rack level.
 	Racks int
+	// Levels are topology levels, outermost first, each spreading the
+	// nodes over its domains; the fluence profile's topologyLevels are
+	// their labels. Not with Racks.
+	Levels []Level
 	// NodeLabels go on every node.
 	NodeLabels map[string]string
 	// Kubeconfig is where the kubeconfig is written; "" is the work
@@ -84,6 +118,19 @@ func (o Options) Validate() error {
 	if o.Racks < 0 || (o.Racks > o.Nodes && o.Nodes >= 1) {
 		bad("--racks %d: want 0 (no rack level) to %d (one node per rack)", o.Racks, o.Nodes)
 	}
+	for i, l := range o.Levels {
+		switch {
+		case len(validation.IsQualifiedName(l.Label())) > 0 || strings.Contains(l.Name, "/"):
+			bad("--levels %s=%d: %s is not a label key: %s", l.Name, l.Domains, l.Label(), strings.Join(validation.IsQualifiedName(l.Label()), "; "))
+		case slices.IndexFunc(o.Levels, func(m Level) bool { return m.Name == l.Name }) < i:
+			bad("--levels %s=%d: level %s is listed twice", l.Name, l.Domains, l.Name)
+		case l.Domains < 1 || (l.Domains > o.Nodes && o.Nodes >= 1):
+			bad("--levels %s=%d: want 1 to %d (one node per domain) domains", l.Name, l.Domains, o.Nodes)
+		}
+	}
+	if o.Racks > 0 && len(o.Levels) > 0 {
+		bad("--racks %d and --levels: give one; --levels rack=%d gives the rack level alone", o.Racks, o.Racks)
+	}
 	for _, k := range sortedKeys(o.NodeLabels) {
 		v := o.NodeLabels[k]
 		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
@@ -92,7 +139,7 @@ func (o Options) Validate() error {
 		if msgs := validation.IsValidLabelValue(v); len(msgs) > 0 {
 			bad("--node-labels %s=%s: the value is not a label value: %s", k, v, strings.Join(msgs, "; "))
 		}
-		if k == corev1.LabelHostname || k == RackLabel || k == GPULabel {
+		if k == corev1.LabelHostname || k == RackLabel || k == GPULabel || slices.ContainsFunc(o.Levels, func(l Level) bool { return l.Label() == k }) {
 			bad("--node-labels %s=%s: fluence up sets %s itself", k, v, k)
 		}
 	}
@@ -139,6 +186,9 @@ func (o Options) NodeSpecs() []localcluster.NodeSpec {
 		}
 		if o.Racks > 0 {
 			labels[RackLabel] = fmt.Sprintf("rack-%d", i*o.Racks/o.Nodes)
+		}
+		for _, l := range o.Levels {
+			labels[l.Label()] = fmt.Sprintf("%s-%d", l.Name, i*l.Domains/o.Nodes)
 		}
 		specs[i] = s
 	}

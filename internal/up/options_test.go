@@ -3,6 +3,7 @@ package up
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,6 +51,16 @@ func TestValidate(t *testing.T) {
 		{"bad label key", with(func(o *Options) { o.NodeLabels = map[string]string{"a b": "c"} }), []string{"--node-labels a b=c: the key"}},
 		{"bad label value", with(func(o *Options) { o.NodeLabels = map[string]string{"a": "c d"} }), []string{"--node-labels a=c d: the value"}},
 		{"reserved label", with(func(o *Options) { o.NodeLabels = map[string]string{RackLabel: "r"} }), []string{"fluence up sets " + RackLabel}},
+		{"levels", with(func(o *Options) { o.Levels = []Level{{"block", 2}, {"rack", 4}} }), nil},
+		{"levels and racks", with(func(o *Options) { o.Racks, o.Levels = 2, []Level{{"block", 2}} }), []string{"--racks 2 and --levels: give one"}},
+		{"level twice", with(func(o *Options) { o.Levels = []Level{{"rack", 2}, {"rack", 2}} }), []string{"--levels rack=2: level rack is listed twice"}},
+		{"level too many domains", with(func(o *Options) { o.Levels = []Level{{"rack", 5}} }), []string{"--levels rack=5: want 1 to 4"}},
+		{"level no domains", with(func(o *Options) { o.Levels = []Level{{"rack", 0}} }), []string{"--levels rack=0"}},
+		{"level not a label", with(func(o *Options) { o.Levels = []Level{{"my rack", 2}} }), []string{"--levels my rack=2: fluence.flux-framework.org/my rack is not a label key"}},
+		{"level label set by hand", with(func(o *Options) {
+			o.Levels = []Level{{"block", 2}}
+			o.NodeLabels = map[string]string{"fluence.flux-framework.org/block": "b"}
+		}), []string{"fluence up sets fluence.flux-framework.org/block"}},
 		{"unknown gate", with(func(o *Options) { o.FeatureGates = map[string]bool{"NoSuchGate": true} }), []string{"--feature-gates NoSuchGate=true: not a feature gate"}},
 		{"existing kubeconfig", with(func(o *Options) { o.Kubeconfig = existing }), []string{"--kubeconfig " + existing + ": the file exists"}},
 		{"kubeconfig in no directory", with(func(o *Options) { o.Kubeconfig = filepath.Join(dir, "none", "kc") }), []string{"no directory"}},
@@ -114,5 +125,31 @@ func TestWithin(t *testing.T) {
 		if got := within(tc.path, tc.dir); got != tc.want {
 			t.Errorf("within(%q, %q) = %v, want %v", tc.path, tc.dir, got, tc.want)
 		}
+	}
+}
+
+func TestLevels(t *testing.T) {
+	got, err := ParseLevels([]string{"block=2", "rack=4"})
+	if err != nil || !slices.Equal(got, []Level{{"block", 2}, {"rack", 4}}) {
+		t.Fatalf("ParseLevels: %v, %v", got, err)
+	}
+	for _, bad := range []string{"rack", "=2", "rack=two"} {
+		if _, err := ParseLevels([]string{bad}); err == nil || !strings.Contains(err.Error(), "--levels "+bad) {
+			t.Errorf("ParseLevels(%q): error %v", bad, err)
+		}
+	}
+	// Contiguous blocks per level: 5 nodes over 2 blocks and 3 racks.
+	o := Options{Nodes: 5, CPU: "1", Memory: "1Gi", Levels: got[:1]}
+	o.Levels = append(o.Levels, Level{"rack", 3})
+	var blocks, racks []string
+	for _, n := range o.NodeSpecs() {
+		blocks = append(blocks, n.Labels["fluence.flux-framework.org/block"])
+		racks = append(racks, n.Labels["fluence.flux-framework.org/rack"])
+	}
+	if want := []string{"block-0", "block-0", "block-0", "block-1", "block-1"}; !slices.Equal(blocks, want) {
+		t.Errorf("blocks %v, want %v", blocks, want)
+	}
+	if want := []string{"rack-0", "rack-0", "rack-1", "rack-1", "rack-2"}; !slices.Equal(racks, want) {
+		t.Errorf("racks %v, want %v", racks, want)
 	}
 }
