@@ -76,6 +76,8 @@ func TestHelmChart(t *testing.T) {
 			{[]string{"plugin.matchPolicy=best"}, "/plugin/matchPolicy"},
 			{[]string{"plugin.queueDeth=3"}, "queueDeth"},
 			{[]string{"plugin.permitTimeout=soon"}, "/plugin/permitTimeout"},
+			{[]string{"plugin.topologyLevels={example.com/rack,example.com/rack}"}, "/plugin/topologyLevels"},
+			{[]string{"plugin.topologyLevels={example.com/rack}", "plugin.rackLabel=example.com/rack"}, "rackLabel and plugin.topologyLevels are both set"},
 			{[]string{"replicas=0"}, "/replicas"},
 			{[]string{"clientConnection.qps=0"}, "/clientConnection/qps"},
 			{[]string{"clientConnection.qsp=10"}, "qsp"},

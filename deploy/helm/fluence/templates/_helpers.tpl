@@ -33,6 +33,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- if and (gt (int .Values.replicas) 1) (not .Values.leaderElection.enabled) -}}
 {{- fail (printf "replicas is %d but leaderElection.enabled is false: replicas without leader election would place the same pods twice" (int .Values.replicas)) -}}
 {{- end -}}
+{{- if and .Values.plugin.rackLabel .Values.plugin.topologyLevels -}}
+{{- fail "plugin.rackLabel and plugin.topologyLevels are both set: give one (rackLabel builds the zone and rack levels; list the rack label in topologyLevels instead)" -}}
+{{- end -}}
 {{- if eq .Values.schedulerName "default-scheduler" -}}
 {{- fail "schedulerName must not be default-scheduler: fluence runs beside the stock scheduler, under its own name" -}}
 {{- end -}}
