@@ -42,9 +42,8 @@
 // every pod of the allocation is reserved, then commits the allocation and
 // lets them all through. Before commit, any failure withdraws the whole
 // allocation; after, a pod whose binding failed keeps its slot and binds
-// there on its next try, so a group is never left partly bound. A pod
-// that ends gives back its share of its node at once; an allocation is
-// released when every pod holding it ended.
+// there on its next try, so a group is never left partly bound. An
+// allocation is released when every pod holding it ended.
 //
 // After its first placement a group is underway (members.go): finished
 // members count toward its size, a lost member's slot is kept on its node

@@ -108,43 +108,6 @@ func (c *Core) forgetFinished(uid string) {
 	}
 }
 
-// shrink gives back at once what the ended slots of a running allocation
-// held (a pod that finished, or was lost where its slot is not kept): the
-// allocation is placed again, at its nodes, with the slots still live,
-// as a graph rebuild replays it. The group's other pods keep theirs; a
-// pod waiting for room (a group's own extra pod, another group) may take
-// what was freed.
-func (c *Core) shrink(g *group, a *alloc) {
-	if c.dirty || c.m == nil || c.unplaced[a.id] || !a.running {
-		return // the next rebuild replays it without them
-	}
-	if a.dur > 0 && c.now >= a.start+a.dur {
-		// At or past its planned end, the engine may already have
-		// planned others from then on: placing it again would collide.
-		// The overrun step extends it, or it ends.
-		return
-	}
-	var freed []string
-	for _, s := range a.slots {
-		if s.done {
-			freed = append(freed, s.node)
-		}
-	}
-	if len(freed) == 0 {
-		return
-	}
-	c.dequeue("shrink", g.id.Key, a.id)
-	c.replay(g, a)
-	// A node another scheduler filled while this group held it may fit
-	// its foreign pods again.
-	for _, node := range freed {
-		if c.overloaded[node] && len(c.foreign[node]) > 0 {
-			c.placeForeign(node)
-		}
-	}
-	c.q.Freed()
-}
-
 // dormant reports whether the group is only remembered for its finished
 // members: nothing of it runs or waits. Inspection and statistics leave
 // it out; a pod that joins it wakes it.
@@ -417,6 +380,9 @@ func (c *Core) reportWhole(g *group) {
 	case have > size || have == size && waiting > 0:
 		cond.Status = Elastic
 		cond.Message = fmt.Sprintf("whole: %d members running or finished for a size of %d", have, size)
+		if fin > 0 {
+			cond.Message = fmt.Sprintf("whole: %d members running or finished (%d finished) for a size of %d", have, fin, size)
+		}
 		switch {
 		case waiting == 1:
 			cond.Message += "; 1 more waits to join"

@@ -354,20 +354,14 @@ func (c *Core) detach(g *group, uid string, settle func(a *alloc, s *slot)) {
 			}
 			continue
 		}
-		settled := false
 		for _, s := range a.slots {
 			if s.pod == uid {
 				settle(a, s)
-				settled = true
 			}
 		}
-		switch {
-		case c.byAlloc[a.id] == nil:
-		case a.finished():
+		if c.byAlloc[a.id] != nil && a.finished() {
 			c.dequeue("release", g.id.Key, a.id)
 			c.dropAlloc(g, a)
-		case settled:
-			c.shrink(g, a)
 		}
 	}
 }

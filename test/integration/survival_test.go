@@ -112,8 +112,13 @@ func TestMembersLostAndReplaced(t *testing.T) {
 	}
 	c.waitJobSucceeded("indexed", 4)
 
-	// Six pods, minCount 4, room for five (four nodes are left).
+	// Six pods, minCount 4, room for five: four nodes are left, two are
+	// added, and a lone pod takes one.
 	c.addNode("node-5", "1", "4Gi", 0, nil)
+	c.addNode("node-6", "1", "4Gi", 0, nil)
+	spacer := newTestPod("spacer", plugin.Name, "1", "", 0, nil)
+	c.createPods(spacer)
+	c.waitForPodPhase(time.Minute, corev1.PodRunning, spacer.Name)
 	c.createNativePodGroup("elastic", 4)
 	el := nativePods("elastic", 6, "1")
 	for _, p := range el {
@@ -141,9 +146,13 @@ func TestMembersLostAndReplaced(t *testing.T) {
 	if n := c.boundCount(names(el)...); n != 5 {
 		t.Fatalf("%d pods of the elastic group bound on room for five", n)
 	}
-	c.succeed(sim, running[0].Name)
-	c.waitForPodPhase(time.Minute, corev1.PodRunning, c.unfinished(names(el))...)
+	// The lone pod ends: the sixth joins in its room.
+	c.succeed(sim, spacer.Name)
+	c.waitForPodPhase(time.Minute, corev1.PodRunning, names(el)...)
 	c.wholeCondition("elastic", metav1.ConditionTrue, "Elastic", "6 members running or finished for a size of 4")
+	// A member ends: the group is still whole.
+	c.succeed(sim, running[0].Name)
+	c.wholeCondition("elastic", metav1.ConditionTrue, "Elastic", "(1 finished)")
 }
 
 // lostJob is an Indexed Job of n one-CPU fluence pods (completions =
@@ -223,22 +232,6 @@ func (c *cluster) jobPodsWhere(job string, ok func(map[string]*corev1.Pod) bool)
 		c.t.Fatalf("Job %s: pods did not reach the state wanted: %v", job, seen)
 	}
 	return last
-}
-
-// unfinished returns the named pods that have not ended.
-func (c *cluster) unfinished(names []string) []string {
-	c.t.Helper()
-	var out []string
-	for _, name := range names {
-		p, err := c.Client.CoreV1().Pods(c.NS).Get(c.Ctx, name, metav1.GetOptions{})
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
-			out = append(out, name)
-		}
-	}
-	return out
 }
 
 // wholeCondition waits for a PodGroup's FluenceGroupWhole condition with
