@@ -24,7 +24,7 @@ func (c *Core) ensureEngine() bool {
 	}
 	// On failure the old picture is kept (NodeSet validated what it
 	// could) and the failure is reported; the next event tries again.
-	g, err := BuildGraph(c.sortedNodes(), c.cfg.RackLabel)
+	g, err := c.buildGraph()
 	if err != nil {
 		c.fail("build-graph", "", err)
 		return c.m != nil
@@ -307,7 +307,7 @@ func (c *Core) submitPods(g *group, pods []*Pod, submit int64) {
 		c.refuse(g, pods, "cannot be placed: "+err.Error())
 		return
 	}
-	a := &alloc{id: c.newID(), js: js, submit: submit, nodeGen: c.nodeGen, dur: js.Duration}
+	a := &alloc{id: c.newID(), js: js, submit: submit, nodeGen: c.nodeGen, dur: js.Duration, domain: g.planned}
 	for _, sg := range slots {
 		for _, i := range sg.pods {
 			a.pods = append(a.pods, pods[i].UID)
@@ -629,7 +629,7 @@ func (c *Core) started(g *group, a *alloc, at int64) {
 	for _, n := range info.Nodes {
 		where = append(where, n.Name)
 	}
-	c.explain(g, false, "FluenceGroupPlaced", fmt.Sprintf("pod group %s: %d pods placed on %s", g.id.Key, len(a.slots), joinNames(where)))
+	c.explain(g, false, "FluenceGroupPlaced", fmt.Sprintf("pod group %s: %d pods placed on %s%s", g.id.Key, len(a.slots), joinNames(where), c.domainNote(g, a)))
 }
 
 // extendOverruns lengthens allocations about to pass their planned end:

@@ -68,12 +68,16 @@ func (c *Core) groupRequest(g *group, pods []*Pod, standIns int, standIn Shape) 
 		}
 		return groupJobspecWith(shapes, requires, int64(standIns), standIn, con, dur, apart)
 	}
+	g.planned = ""
 	if key := g.id.TopologyKey; key != "" {
 		if v, ok := c.domainOf(g, key); ok {
 			// A pod joining a running group goes where the group runs.
-			return build(jobspec.Properties(key + "=" + v))
+			return c.within(g, key, v, build)
 		}
-		return c.confine(key, build)
+		return c.confine(g, key, build)
+	}
+	if key := g.id.TopologyPreferred; key != "" {
+		return c.prefer(g, key, build)
 	}
 	return build(nil)
 }

@@ -154,6 +154,12 @@ func (s *script) exec(f []string) error {
 		if d, ok := args["default-duration"]; ok {
 			s.cfg.DefaultDuration = atoi(d)
 		}
+		if l, ok := args["levels"]; ok { // topology levels, outermost first
+			s.cfg.TopologyLevels = strings.Split(l, ",")
+		}
+		if r, ok := args["rack"]; ok {
+			s.cfg.RackLabel = r
+		}
 		s.start()
 	case "at":
 		s.now = atoi(f[1])
@@ -201,7 +207,8 @@ func (s *script) exec(f []string) error {
 		if gp, ok := args["gprio"]; ok { // the group object's own priority
 			id.Priority, id.HasPriority = int32(atoi(gp)), true
 		}
-		id.TopologyKey = args["topo"] // the group's object asks for one domain of this label
+		id.TopologyKey = args["topo"]       // the group's object asks for one domain of this label
+		id.TopologyPreferred = args["pref"] // ... or would rather have one
 		if args["claims"] != "" {
 			id.Unsupported = args["claims"] + " resource claims"
 		}

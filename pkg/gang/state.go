@@ -66,6 +66,9 @@ type alloc struct {
 	pods []string
 	// recorded is the allocation record written at binding.
 	recorded string
+	// domain is the topology domain (key=value) the request was confined
+	// to, "" for none.
+	domain string
 }
 
 // group is a pod group and everything the core knows about it.
@@ -133,6 +136,9 @@ type group struct {
 	// generation that answer holds for.
 	joinRefused string
 	joinGen     int64
+	// planned is the topology domain the last request built was confined
+	// to (topology.go), "" for none.
+	planned string
 }
 
 // waitKey is a queue decision for a waiting group.

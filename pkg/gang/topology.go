@@ -3,53 +3,62 @@ package gang
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/fluence-sched/fluence/pkg/jobspec"
 	"github.com/fluence-sched/fluence/pkg/match"
 )
 
-// A group with a topology key (a Kubernetes PodGroup's
-// schedulingConstraints.topology[0].key) must be placed within one domain:
-// nodes that share one value of that node label. Nodes without the label
-// are in no domain. The request is confined to one domain by a node
+// A group may be kept within one domain: the nodes that share one value
+// of a node label (a rack, a block, a zone). Nodes without the label are
+// in no domain of it. The request is confined to one domain by a node
 // property constraint, key=value, chosen when the request is built (and
-// built again whenever the nodes change): the first domain, in value
-// order, where the group fits now; else the first where it could ever
-// fit, to wait for; else the group is rejected, with the largest domain
-// named.
+// built again whenever the nodes change).
+//
+// Required (a Kubernetes PodGroup's schedulingConstraints.topology[0].key,
+// or the topology-required annotation): among the domains where the
+// group fits now, the one with the least room left (best fit: the larger
+// domains stay whole for the groups that need them); else the first, in
+// value order, where it could ever fit, to wait for; else the group is
+// rejected, with the largest domain named.
+//
+// Preferred (the topology-preferred annotation): the best-fitting domain
+// of that level where the group fits now; else of each level outside it
+// (the configured topology levels, outermost first), tightest first; else
+// anywhere. The placement's event says which domain it got.
+//
+// A pod joining a running group goes to the group's domain (members.go).
 
 // probeJob is the job id of a dry match; the core's own ids are positive.
 const probeJob = -1
 
+type buildFunc func(*jobspec.Constraint) (*jobspec.Jobspec, []slotGroup, error)
+
 // confine builds the group's request confined to one domain of its
 // topology key; build makes the request with an extra constraint.
-func (c *Core) confine(key string, build func(*jobspec.Constraint) (*jobspec.Jobspec, []slotGroup, error)) (*jobspec.Jobspec, []slotGroup, error) {
+func (c *Core) confine(g *group, key string, build buildFunc) (*jobspec.Jobspec, []slotGroup, error) {
 	doms := c.domains(key)
 	if len(doms) == 0 {
 		return nil, nil, fmt.Errorf("its topology key %q is a label no node has", key)
 	}
-	var waitJS *jobspec.Jobspec
-	var waitSlots []slotGroup
+	if c.m == nil {
+		return c.within(g, key, doms[0].value, build)
+	}
+	if d, js, slots, err := c.bestFit(key, doms, build); err != nil || js != nil {
+		if js != nil {
+			g.planned = key + "=" + d
+		}
+		return js, slots, err
+	}
 	for _, d := range doms {
 		js, slots, err := build(jobspec.Properties(key + "=" + d.value))
 		if err != nil {
 			return nil, nil, err
 		}
-		if c.m == nil {
-			return js, slots, nil
-		}
-		if r, err := c.m.Fits(js, probeJob, c.now); err == nil && r.Status == match.Allocated {
-			return js, slots, nil
-		}
-		if waitJS != nil {
-			continue
-		}
 		if r, err := c.m.Match(match.Satisfiability, js, probeJob, c.now); err == nil && r.Status == match.Satisfiable {
-			waitJS, waitSlots = js, slots
+			g.planned = key + "=" + d.value
+			return js, slots, nil
 		}
-	}
-	if waitJS != nil {
-		return waitJS, waitSlots, nil
 	}
 	big := slices.MaxFunc(doms, func(a, b domain) int {
 		if a.nodes != b.nodes {
@@ -59,6 +68,145 @@ func (c *Core) confine(key string, build func(*jobspec.Constraint) (*jobspec.Job
 	})
 	return nil, nil, fmt.Errorf("no single domain of topology key %s can hold the whole group: the largest, %s=%s, has %d nodes (%s allocatable)",
 		key, key, big.value, big.nodes, capacityNote(big.cap))
+}
+
+// within builds the request confined to the domain key=value.
+func (c *Core) within(g *group, key, value string, build buildFunc) (*jobspec.Jobspec, []slotGroup, error) {
+	g.planned = key + "=" + value
+	return build(jobspec.Properties(key + "=" + value))
+}
+
+// bestFit returns, among the domains where the request fits now, the one
+// with the least room left after it, and the request confined to it; no
+// request when it fits in none.
+func (c *Core) bestFit(key string, doms []domain, build buildFunc) (string, *jobspec.Jobspec, []slotGroup, error) {
+	var free map[string]Resources
+	var best string
+	var bestJS *jobspec.Jobspec
+	var bestSlots []slotGroup
+	var bestRoom Resources
+	for _, d := range doms {
+		js, slots, err := build(jobspec.Properties(key + "=" + d.value))
+		if err != nil {
+			return "", nil, nil, err
+		}
+		if r, err := c.m.Fits(js, probeJob, c.now); err != nil || r.Status != match.Allocated {
+			continue
+		}
+		if free == nil {
+			free = c.freeByDomain(key)
+		}
+		room := free[d.value]
+		if bestJS == nil || less(room, bestRoom) {
+			best, bestJS, bestSlots, bestRoom = d.value, js, slots, room
+		}
+	}
+	return best, bestJS, bestSlots, nil
+}
+
+// less orders rooms by CPU, then memory, then GPUs.
+func less(a, b Resources) bool {
+	if a.MilliCPU != b.MilliCPU {
+		return a.MilliCPU < b.MilliCPU
+	}
+	if a.MemoryBytes != b.MemoryBytes {
+		return a.MemoryBytes < b.MemoryBytes
+	}
+	return a.GPU < b.GPU
+}
+
+// prefer builds the group's request in the tightest domain that holds it
+// now, from the preferred level outwards, else unconfined.
+func (c *Core) prefer(g *group, key string, build buildFunc) (*jobspec.Jobspec, []slotGroup, error) {
+	if c.m != nil {
+		for _, level := range c.outwards(key) {
+			d, js, slots, err := c.bestFit(level, c.domains(level), build)
+			if err != nil {
+				return nil, nil, err
+			}
+			if js != nil {
+				g.planned = level + "=" + d
+				return js, slots, nil
+			}
+		}
+	}
+	g.planned = ""
+	return build(nil)
+}
+
+// outwards lists the levels to try for a preferred key: the key, then the
+// configured levels outside it, innermost first. A key that is not a
+// configured level is tried alone.
+func (c *Core) outwards(key string) []string {
+	i := slices.Index(c.cfg.TopologyLevels, key)
+	if i < 0 {
+		return []string{key}
+	}
+	out := make([]string, 0, i+1)
+	for j := i; j >= 0; j-- {
+		out = append(out, c.cfg.TopologyLevels[j])
+	}
+	return out
+}
+
+// freeByDomain sums, per value of a node label, what the nodes carrying it
+// have free now: allocatable less what allocations and foreign pods hold.
+func (c *Core) freeByDomain(key string) map[string]Resources {
+	held := map[string]Resources{}
+	for _, g := range c.groups {
+		for _, a := range g.allocs {
+			if !a.running {
+				continue
+			}
+			for _, s := range a.slots {
+				if s.done {
+					continue
+				}
+				r := held[s.node]
+				r.MilliCPU += s.shape.MilliCPU
+				r.MemoryBytes += s.shape.MemoryMiB << 20
+				r.GPU += s.shape.GPU
+				held[s.node] = r
+			}
+		}
+	}
+	for node, pods := range c.foreign {
+		r := held[node]
+		for _, p := range pods {
+			r.MilliCPU += p.MilliCPU
+			r.MemoryBytes += p.MemoryBytes
+			r.GPU += p.GPU
+		}
+		held[node] = r
+	}
+	out := map[string]Resources{}
+	for _, n := range c.nodes {
+		v, ok := n.Labels[key]
+		if !ok {
+			continue
+		}
+		f, h := out[v], held[n.Name]
+		f.MilliCPU += n.Allocatable.MilliCPU - h.MilliCPU
+		f.MemoryBytes += n.Allocatable.MemoryBytes - h.MemoryBytes
+		f.GPU += n.Allocatable.GPU - h.GPU
+		out[v] = f
+	}
+	return out
+}
+
+// domainNote says, for a placement's event, which domain the group got
+// and, for a preference, whether it got the level it preferred.
+func (c *Core) domainNote(g *group, a *alloc) string {
+	pref := g.id.TopologyPreferred
+	switch {
+	case a.domain != "" && (pref == "" || g.id.TopologyKey != "" || strings.HasPrefix(a.domain, pref+"=")):
+		return " within " + a.domain
+	case a.domain != "":
+		return fmt.Sprintf(" within %s (no domain of its preferred %s held it)", a.domain, pref)
+	case pref != "" && g.id.TopologyKey == "":
+		return fmt.Sprintf(" (no domain of its preferred %s, or of a level outside it, held it)", pref)
+	}
+	return ""
 }
 
 // domain is one value of a topology key and the nodes that carry it.

@@ -96,6 +96,11 @@ type GroupID struct {
 	// TopologyKey is a node label: the whole group must be placed on
 	// nodes sharing one value of it (one domain). "" places anywhere.
 	TopologyKey string
+	// TopologyPreferred is a node label the group would rather share
+	// one value of: the tightest level that holds the group when its
+	// request is built, falling back to the levels outside it, then
+	// anywhere. Ignored when TopologyKey is set.
+	TopologyPreferred string
 	// Unsupported names what the group's object asks that fluence does
 	// not place yet (resource claims, a composite parent); the group is
 	// placed without it, and the core says so once in a Warning event.

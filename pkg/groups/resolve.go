@@ -98,7 +98,27 @@ func (r *Resolver) Resolve(_ context.Context, pod *corev1.Pod) (gang.GroupID, er
 	if err == nil && id.Size > k8sadapter.MaxGroupSize {
 		return gang.GroupID{}, res.fail(false, "group %s: its size %d (%s) exceeds the maximum group size %d", id.Key, id.Size, id.Source, k8sadapter.MaxGroupSize)
 	}
+	if err == nil && id.TopologyKey == "" {
+		err = res.topology(&id)
+	}
 	return id, err
+}
+
+// topology reads what the pod, else its workload, asks of the group's
+// placement (k8sadapter.TopologyOf). A Kubernetes PodGroup's own topology
+// constraint comes first: the caller reads these only without one.
+func (s *resolution) topology(id *gang.GroupID) error {
+	t, err := k8sadapter.TopologyOf(s.pod)
+	if err != nil {
+		return s.fail(false, "%v", err)
+	}
+	if t.Empty() && s.workload != nil {
+		if t, err = k8sadapter.TopologyOf(s.workload); err != nil {
+			return s.fail(false, "owner %s/%s: %v", s.ns, s.workload.GetName(), err)
+		}
+	}
+	id.TopologyKey, id.TopologyPreferred = t.Required, t.Preferred
+	return nil
 }
 
 // resolve applies the rules in order.
@@ -159,6 +179,9 @@ type resolution struct {
 	pod    *corev1.Pod
 	ns     string
 	podKey string
+	// workload is the pod's controller, once read: its annotations may
+	// ask for a topology.
+	workload metav1.Object
 }
 
 func (s *resolution) id(name string, size int32, source string) gang.GroupID {
@@ -412,6 +435,9 @@ func cachedOwner[T metav1.Object](s *resolution, kind string, ref *metav1.OwnerR
 	}
 	if uidMismatch(ref, obj) {
 		return zero, s.fail(true, "owner %s %s/%s in the cache has uid %s, the pod's owner reference names uid %s", kind, s.ns, ref.Name, obj.GetUID(), ref.UID)
+	}
+	if s.workload == nil {
+		s.workload = obj // the pod's own controller is read first
 	}
 	return obj, nil
 }

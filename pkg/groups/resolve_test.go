@@ -26,6 +26,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/fluence-sched/fluence/pkg/gang"
+	"github.com/fluence-sched/fluence/pkg/k8sadapter"
 )
 
 const testNS = "ns1"
@@ -722,5 +723,39 @@ func TestResolveWorkloadTooLarge(t *testing.T) {
 		if !errors.As(err, &re) || re.Retryable || !strings.Contains(err.Error(), "exceeds the maximum group size 100000") {
 			t.Errorf("pod %s: got %v; want a final error naming the maximum group size", pod.Name, err)
 		}
+	}
+}
+
+// A group's topology comes from its pod's annotations (fluence's, then
+// Kueue's), else its workload's; a malformed one is a final error.
+func TestResolveTopology(t *testing.T) {
+	preferring := testJob("train", 3)
+	preferring.Annotations = map[string]string{k8sadapter.TopologyPreferredKey: "example.com/block"}
+	r, _ := fixture{jobs: []*batchv1.Job{preferring}}.resolver(t)
+	for _, tc := range []struct {
+		name          string
+		pod           *corev1.Pod
+		req, pref     string
+		wantErrSubstr string
+	}{
+		{name: "pod required", pod: testPod("a", podLabels(k8sadapter.PodGroupKey, "g", k8sadapter.GroupSizeKey, "2"), podAnnotations(k8sadapter.TopologyRequiredKey, "example.com/rack")), req: "example.com/rack"},
+		{name: "kueue preferred on the pod", pod: testPod("b", podLabels(k8sadapter.PodGroupKey, "g", k8sadapter.GroupSizeKey, "2"), podAnnotations(k8sadapter.KueueTopologyPreferredKey, "example.com/rack")), pref: "example.com/rack"},
+		{name: "the workload's", pod: testPod("c", podOwner("batch/v1", "Job", "train")), pref: "example.com/block"},
+		{name: "the pod's before the workload's", pod: testPod("d", podOwner("batch/v1", "Job", "train"), podAnnotations(k8sadapter.TopologyRequiredKey, "example.com/rack")), req: "example.com/rack"},
+		{name: "malformed", pod: testPod("e", podAnnotations(k8sadapter.TopologyRequiredKey, "a rack")), wantErrSubstr: `"a rack" is not a node label key`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id, err := r.Resolve(context.Background(), tc.pod)
+			if tc.wantErrSubstr != "" {
+				var re *ResolveError
+				if !errors.As(err, &re) || re.Retryable || !strings.Contains(err.Error(), tc.wantErrSubstr) {
+					t.Fatalf("got %v; want a final error with %q", err, tc.wantErrSubstr)
+				}
+				return
+			}
+			if err != nil || id.TopologyKey != tc.req || id.TopologyPreferred != tc.pref {
+				t.Fatalf("got %+v, %v; want required %q preferred %q", id, err, tc.req, tc.pref)
+			}
+		})
 	}
 }
