@@ -81,14 +81,14 @@ func (o *options) groups(ctx context.Context, c *client, namespace string) error
 		return nil
 	}
 	cols := []column{{"Name", false}, {"State", false}, {"Size", false}, {"Pods", false}, {"Placed", false}, {"Bound", false}, {"Waited", false}, {"Start", false},
-		{"Source", true}, {"Nodes", true}, {"Reason", true}}
+		{"Source", true}, {"Nodes", true}, {"Domain", true}, {"Reason", true}}
 	if namespace == "" {
 		cols = append([]column{{"Namespace", false}}, cols...)
 	}
 	var rows [][]any
 	for _, g := range list.Items {
 		row := []any{shortKey(g.Key, g.Namespace), g.State, g.Size, g.Pods, g.Placed, g.Bound, span(time.Duration(g.WaitSeconds * float64(time.Second))), start(list.Time, g),
-			g.Source, orNone(strings.Join(g.Nodes, ",")), orNone(g.Reason)}
+			g.Source, orNone(strings.Join(g.Nodes, ",")), orNone(strings.Join(g.Domains, ",")), orNone(g.Reason)}
 		if namespace == "" {
 			row = append([]any{g.Namespace}, row...)
 		}

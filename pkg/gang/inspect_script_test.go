@@ -27,6 +27,9 @@ func (s *script) inspect() {
 		if g.Ask.Pods > 0 {
 			fmt.Fprintf(&s.out, " ask=%s largest=%s eligible=%d free=%s largestFree=%s", res(g.Ask), res(g.LargestPod), g.Eligible, res(g.Free), res(g.LargestFree))
 		}
+		if len(g.Domains) > 0 {
+			fmt.Fprintf(&s.out, " domains=%s", strings.Join(g.Domains, ","))
+		}
 		s.out.WriteString("\n")
 		var slots []string
 		for _, sl := range g.Slots {

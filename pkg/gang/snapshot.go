@@ -94,6 +94,9 @@ type GroupStatus struct {
 	// are computed only while some pod waits.
 	Eligible          int
 	Free, LargestFree Resources
+	// Domains are the topology domains (key=value) its allocations run
+	// in or wait for, in order: what a topology constraint got it.
+	Domains []string
 }
 
 // Refusal is the nodes that turned one pod away.
@@ -314,6 +317,9 @@ func (c *Core) groupStatus(g *group, fr *freeNodes) GroupStatus {
 	}
 	unlimited := false
 	for _, a := range g.allocs {
+		if a.domain != "" && !slices.Contains(st.Domains, a.domain) {
+			st.Domains = append(st.Domains, a.domain)
+		}
 		if !a.running {
 			continue
 		}

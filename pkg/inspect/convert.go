@@ -74,6 +74,7 @@ func (v View) group(g gang.GroupStatus) Group {
 		}
 	}
 	slices.Sort(out.Nodes)
+	out.Domains = slices.Clone(g.Domains)
 	if g.Ask.Pods > 0 {
 		r := resources(g.Ask)
 		out.Waiting = &r

@@ -72,7 +72,10 @@ type Group struct {
 	// HeldUntil is when a group a node turned away is placed again.
 	HeldUntil *time.Time `json:"heldUntil,omitempty"`
 	// Nodes are the nodes its placed pods are on.
-	Nodes     []string `json:"nodes,omitempty"`
+	Nodes []string `json:"nodes,omitempty"`
+	// Domains are the topology domains (label=value) it runs in or waits
+	// for, when it asked for one.
+	Domains   []string `json:"domains,omitempty"`
 	Placement []Slot   `json:"placement,omitempty"`
 	// Waiting is what its pods without a place ask in all.
 	Waiting *Resources `json:"waiting,omitempty"`
