@@ -9,7 +9,7 @@ func (c *Core) Place(p Pod, id GroupID, now int64) Verdict {
 	if p.NodeName != "" || p.Done {
 		return Verdict{Final: true, Reason: "fluence: pod " + p.String() + " is already bound or ended"}
 	}
-	g := c.addMember(&p, id)
+	g := c.addMember(&p, id, true)
 	if g.id.Size != id.Size && !c.sizeChanged(g, &p, id) {
 		why := fmt.Sprintf("pods of group %s disagree on its size: %s says %d, others say %d", id.Key, p.String(), id.Size, g.id.Size)
 		if g.state != invalid || g.reason != why {

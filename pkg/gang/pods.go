@@ -27,7 +27,7 @@ func (c *Core) PodSeen(p Pod, now int64) {
 			// Count the pods of labelled groups as they are created, so
 			// the first of them to be scheduled finds the group whole.
 			if g := c.groups[p.Labeled.Key]; g == nil || g.id.Size == p.Labeled.Size {
-				c.addMember(&p, p.Labeled)
+				c.addMember(&p, p.Labeled, false)
 			}
 		case known && p.Deleting:
 			c.podGone(p.UID)
@@ -102,7 +102,11 @@ func (c *Core) PodRemoved(uid string, now int64) {
 // addMember records a pod as a member of its group. A pod that was a
 // member of another group (its group labels changed while it waited)
 // leaves that one first, as if it had gone.
-func (c *Core) addMember(p *Pod, id GroupID) *group {
+//
+// resolved says id was resolved from everything that defines the group
+// (a scheduling cycle's): its policy (priority, topology) is the
+// group's. A pod only counted from its labels says nothing of it.
+func (c *Core) addMember(p *Pod, id GroupID, resolved bool) *group {
 	if key, ok := c.podKey[p.UID]; ok && key != id.Key {
 		c.podGone(p.UID)
 	}
@@ -115,14 +119,8 @@ func (c *Core) addMember(p *Pod, id GroupID) *group {
 	if g.id.Source == SourceRecord && id.Source != SourceRecord {
 		g.id = id // adopted after a restart; now its pods say what it is
 	}
-	// The group object's priority may change while the group waits; the
-	// next submission orders it by the newest. The rest of its policy is
-	// kept as last read.
-	g.id.Priority, g.id.HasPriority = id.Priority, id.HasPriority
-	g.id.PreemptionPolicy, g.id.DisruptionAll = id.PreemptionPolicy, id.DisruptionAll
-	if g.id.TopologyKey != id.TopologyKey {
-		g.id.TopologyKey = id.TopologyKey
-		c.replan(g, "its topology constraint changed")
+	if resolved {
+		c.takePolicy(g, id)
 	}
 	if id.Unsupported != "" && g.unsupportedSaid != id.Unsupported {
 		g.unsupportedSaid = id.Unsupported
@@ -135,6 +133,19 @@ func (c *Core) addMember(p *Pod, id GroupID) *group {
 	c.setMember(g, p)
 	c.podKey[p.UID] = id.Key
 	return g
+}
+
+// takePolicy takes what a group's definition asks besides its size. The
+// group object's priority may change while the group waits; the next
+// submission orders it by the newest. A changed topology constraint has
+// the group planned again. The rest of its policy is kept as last read.
+func (c *Core) takePolicy(g *group, id GroupID) {
+	g.id.Priority, g.id.HasPriority = id.Priority, id.HasPriority
+	g.id.PreemptionPolicy, g.id.DisruptionAll = id.PreemptionPolicy, id.DisruptionAll
+	if g.id.TopologyKey != id.TopologyKey || g.id.TopologyPreferred != id.TopologyPreferred {
+		g.id.TopologyKey, g.id.TopologyPreferred = id.TopologyKey, id.TopologyPreferred
+		c.replan(g, "its topology constraint changed")
+	}
 }
 
 // setMember records a pod of the group as it is now. A rejected group is
