@@ -119,7 +119,19 @@ func (s *Snapshot) Explain(key string) (Explanation, bool) {
 		}
 		e.Details = append(e.Details, "A group is placed whole: the engine takes it up once all its pods exist.")
 	}
+	if len(g.Domains) > 0 {
+		e.Details = append(e.Details, topologyDetail(g))
+	}
 	return e, true
+}
+
+// topologyDetail says which topology domain a group is kept in.
+func topologyDetail(g GroupStatus) string {
+	asked := "its required " + g.ID.TopologyKey
+	if g.ID.TopologyKey == "" {
+		asked = "its preferred " + g.ID.TopologyPreferred
+	}
+	return fmt.Sprintf("It is kept within %s (%s: a domain is the nodes sharing one value of that label).", strings.Join(g.Domains, " and "), asked)
 }
 
 func (s *Snapshot) explainRejected(e *Explanation) {
