@@ -2,6 +2,7 @@ package gang
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 
@@ -149,14 +150,9 @@ func (g *group) underway() bool {
 	if len(g.finished) > 0 {
 		return true
 	}
-	for _, a := range g.allocs {
-		if !a.running {
-			continue
-		}
-		for _, s := range a.slots {
-			if s.pod != "" && !s.done {
-				return true
-			}
+	for s := range g.heldSlots() {
+		if s.pod != "" {
+			return true
 		}
 	}
 	return false
@@ -207,17 +203,9 @@ func (c *Core) besideApart(g *group, p *Pod, con *jobspec.Constraint) *jobspec.C
 		return con
 	}
 	var busy []string
-	for _, a := range g.allocs {
-		if !a.running {
-			continue
-		}
-		for _, s := range a.slots {
-			if s.pod == "" || s.done {
-				continue
-			}
-			if m := g.members[s.pod]; m != nil && m.Apart && !slices.Contains(busy, s.node) {
-				busy = append(busy, s.node)
-			}
+	for s := range g.heldSlots() {
+		if m := g.members[s.pod]; s.pod != "" && m != nil && m.Apart && !slices.Contains(busy, s.node) {
+			busy = append(busy, s.node)
 		}
 	}
 	if len(busy) == 0 {
@@ -307,22 +295,31 @@ func (c *Core) refuseJoin(g *group, pods []*Pod, why string) {
 // domainOf returns the value of the topology key on the nodes the group
 // runs on, if any of them still exists.
 func (c *Core) domainOf(g *group, key string) (string, bool) {
-	for _, a := range g.allocs {
-		if !a.running {
-			continue
-		}
-		for _, s := range a.slots {
-			if s.done {
-				continue
-			}
-			if n := c.nodes[s.node]; n != nil {
-				if v, ok := n.Labels[key]; ok {
-					return v, true
-				}
+	for s := range g.heldSlots() {
+		if n := c.nodes[s.node]; n != nil {
+			if v, ok := n.Labels[key]; ok {
+				return v, true
 			}
 		}
 	}
 	return "", false
+}
+
+// heldSlots yields the slots of the group's running allocations that hold
+// their node: their pods run or will, or they wait for a replacement.
+func (g *group) heldSlots() iter.Seq[*slot] {
+	return func(yield func(*slot) bool) {
+		for _, a := range g.allocs {
+			if !a.running {
+				continue
+			}
+			for _, s := range a.slots {
+				if !s.done && !yield(s) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // reportWholes reports, for each group placed once that something
@@ -348,18 +345,13 @@ func (c *Core) reportWhole(g *group) {
 		return
 	}
 	running, binding := 0, 0
-	for _, a := range g.allocs {
-		if !a.running {
-			continue
-		}
-		for _, s := range a.slots {
-			switch {
-			case s.pod == "" || s.done:
-			case s.bound:
-				running++
-			default:
-				binding++
-			}
+	for s := range g.heldSlots() {
+		switch {
+		case s.pod == "":
+		case s.bound:
+			running++
+		default:
+			binding++
 		}
 	}
 	size, fin := int(g.id.Size), len(g.finished)

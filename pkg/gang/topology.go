@@ -154,20 +154,12 @@ func (c *Core) outwards(key string) []string {
 func (c *Core) freeByDomain(key string) map[string]Resources {
 	held := map[string]Resources{}
 	for _, g := range c.groups {
-		for _, a := range g.allocs {
-			if !a.running {
-				continue
-			}
-			for _, s := range a.slots {
-				if s.done {
-					continue
-				}
-				r := held[s.node]
-				r.MilliCPU += s.shape.MilliCPU
-				r.MemoryBytes += s.shape.MemoryMiB << 20
-				r.GPU += s.shape.GPU
-				held[s.node] = r
-			}
+		for s := range g.heldSlots() {
+			r := held[s.node]
+			r.MilliCPU += s.shape.MilliCPU
+			r.MemoryBytes += s.shape.MemoryMiB << 20
+			r.GPU += s.shape.GPU
+			held[s.node] = r
 		}
 	}
 	for node, pods := range c.foreign {
