@@ -103,9 +103,15 @@ func (c *Core) forgetFinished(uid string) {
 	}
 	delete(g.finished, uid)
 	c.touch(g)
-	if len(g.members) == 0 && len(g.allocs) == 0 && len(g.finished) == 0 {
-		delete(c.groups, key)
-		delete(c.held, key)
+	c.forgetIfOver(g)
+}
+
+// forgetIfOver forgets a group nothing of which runs, waits or finished
+// with its pod still there.
+func (c *Core) forgetIfOver(g *group) {
+	if g.dormant() && len(g.finished) == 0 {
+		delete(c.groups, g.id.Key)
+		delete(c.held, g.id.Key)
 	}
 }
 
@@ -328,12 +334,9 @@ func (c *Core) reportWholes() {
 	if len(c.review) == 0 {
 		return
 	}
-	for _, g := range c.sortedGroups() {
-		if c.review[g.id.Key] {
-			c.reportWhole(g)
-		}
+	for _, g := range c.groupsOf(c.review) {
+		c.reportWhole(g)
 	}
-	clear(c.review)
 }
 
 // reportWhole records the group's whole condition when it changed. It

@@ -303,10 +303,7 @@ func (c *Core) memberGone(uid string, end ending) {
 	})
 	// A slot just left vacant goes at once to a replacement already seen.
 	c.fillVacancies(g)
-	if len(g.members) == 0 && len(g.allocs) == 0 && len(g.finished) == 0 {
-		delete(c.groups, key)
-		delete(c.held, key)
-	}
+	c.forgetIfOver(g)
 }
 
 // withdraw cancels an allocation that may still be cancelled whole: the

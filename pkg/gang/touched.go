@@ -35,9 +35,13 @@ func (c *Core) touchAll() {
 
 // touchedGroups returns the touched groups that still exist, in key
 // order, and forgets them.
-func (c *Core) touchedGroups() []*group {
-	keys := slices.Sorted(maps.Keys(c.touched))
-	clear(c.touched)
+func (c *Core) touchedGroups() []*group { return c.groupsOf(c.touched) }
+
+// groupsOf returns the groups of a set of keys that still exist, in key
+// order, and empties the set.
+func (c *Core) groupsOf(set map[string]bool) []*group {
+	keys := slices.Sorted(maps.Keys(set))
+	clear(set)
 	out := make([]*group, 0, len(keys))
 	for _, k := range keys {
 		if g := c.groups[k]; g != nil {
