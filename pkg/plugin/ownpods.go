@@ -69,6 +69,9 @@ func (p *Plugin) onOwnPod(pod *corev1.Pod) {
 		return // gone since, or not this profile's (a client that ignores field selectors)
 	}
 	cp := p.opts.CorePod(cur, true)
+	if cp.NodeName != "" || cp.Done {
+		p.hints.remove(cur.UID)
+	}
 	p.feed(func(now int64) { p.core.PodSeen(cp, now) })
 	if cp.Done {
 		p.wake()

@@ -345,6 +345,9 @@ func (p *Plugin) onNode(n *corev1.Node) {
 }
 
 func (p *Plugin) onPod(pod *corev1.Pod) {
+	if p.fromOwnInformer(pod) {
+		return // onOwnPod translates it, once
+	}
 	pod, ok := p.currentPod(pod)
 	if !ok {
 		return
@@ -352,9 +355,6 @@ func (p *Plugin) onPod(pod *corev1.Pod) {
 	cp := p.opts.CorePod(pod, p.owns(pod))
 	if cp.NodeName != "" || cp.Done {
 		p.hints.remove(pod.UID)
-	}
-	if p.fromOwnInformer(pod) {
-		return
 	}
 	p.feed(func(now int64) { p.core.PodSeen(cp, now) })
 	if cp.Done {
