@@ -1,0 +1,101 @@
+package gang
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/fluence-sched/fluence/pkg/queue"
+)
+
+// Levels of the benchmark cluster: 5 zones of 5 blocks of 5 racks of 40
+// nodes, 5,000 nodes in all.
+const (
+	benchZone  = "topology.kubernetes.io/zone"
+	benchBlock = "example.com/block"
+	benchRack  = "example.com/rack"
+)
+
+// topologyBenchCore is a core over 5,000 nodes of 32 CPUs in a
+// zone/block/rack hierarchy, with about half of every node's CPUs held by
+// single pods of random sizes, so racks are fragmented unevenly.
+func topologyBenchCore(b *testing.B) (*Core, *Framework) {
+	b.Helper()
+	c, err := New(Config{Queue: queue.Config{Policy: queue.Easy}, RunID: "bench",
+		TopologyLevels: []string{benchZone, benchBlock, benchRack}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const nodes = 5000
+	for i := range nodes {
+		rack := i / 40
+		c.NodeSet(Node{Name: fmt.Sprintf("node-%05d", i),
+			Labels:      map[string]string{benchZone: fmt.Sprintf("z%d", rack/25), benchBlock: fmt.Sprintf("b%d", rack/5), benchRack: fmt.Sprintf("r%03d", rack)},
+			Allocatable: Resources{MilliCPU: 32000, MemoryBytes: 128 << 30, Pods: 110}}, 0)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range nodes {
+		// Racks differ in load: rack k is loaded by (k%4)/4 of 32 CPUs,
+		// spread as pods of 2-8 CPUs.
+		load := int64((i/40)%4) * 8000
+		for p := 0; load > 0; p++ {
+			cpu := min(load, int64(2000*(1+rng.IntN(4))))
+			load -= cpu
+			c.PodSeen(Pod{UID: fmt.Sprintf("bg-%d-%d", i, p), Namespace: "bg", Name: fmt.Sprintf("bg-%d-%d", i, p),
+				Requests: Resources{MilliCPU: cpu}, NodeName: fmt.Sprintf("node-%05d", i)}, 0)
+		}
+	}
+	fw := NewFramework(c, nil)
+	fw.Run(0)
+	return c, fw
+}
+
+// BenchmarkTopologyPlacement is the time the core takes, at 5,000 nodes,
+// to place one group of 8-64 pods that must be within one rack or one
+// block, from its first pod's arrival to its last pod's binding. Each
+// group is removed once placed, so every iteration meets the same
+// cluster; the figure includes the request's build and the domain's
+// choice, and no rebuild of the graph. "unconfined" is the same groups
+// with no topology, for a baseline in the same run.
+func BenchmarkTopologyPlacement(b *testing.B) {
+	for _, tc := range []struct{ name, required string }{
+		{"unconfined", ""},
+		{"rack", benchRack},
+		{"block", benchBlock},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			c, fw := topologyBenchCore(b)
+			rng := rand.New(rand.NewPCG(3, 4))
+			placed := 0
+			b.ResetTimer()
+			for i := range b.N {
+				size := int32(8 + rng.IntN(57))
+				cpu := int64(1000 * (1 + rng.IntN(4)))
+				if tc.required == benchRack {
+					// A rack holds at most 40 x 32 CPUs.
+					cpu = min(cpu, 1280000/int64(size)/2)
+				}
+				id := NewGroupID("ns", fmt.Sprintf("g%d", i), size, SourceLabel)
+				id.TopologyKey = tc.required
+				now := int64(i + 1)
+				uids := make([]string, size)
+				for p := range size {
+					uids[p] = fmt.Sprintf("g%d-%d", i, p)
+					fw.Add(Pod{UID: uids[p], Namespace: "ns", Name: uids[p], Owned: true,
+						Requests: Resources{MilliCPU: cpu}, Labeled: id}, id, now)
+				}
+				fw.Run(now)
+				if fw.Pending() == 0 {
+					placed++
+				}
+				for _, uid := range uids {
+					fw.Remove(uid)
+					c.PodRemoved(uid, now)
+				}
+				c.Tick(now)
+				c.Ready()
+			}
+			b.ReportMetric(float64(placed)/float64(b.N), "placed/op")
+		})
+	}
+}
