@@ -29,7 +29,7 @@ func (c *Core) ensureEngine() bool {
 		c.fail("build-graph", "", err)
 		return c.m != nil
 	}
-	m, err := match.New(g, match.Options{Policy: c.cfg.MatchPolicy})
+	m, err := match.New(g, match.Options{Policy: c.cfg.MatchPolicy, TightDomains: true})
 	if err != nil {
 		c.fail("new-matcher", "", err)
 		return c.m != nil
@@ -307,7 +307,7 @@ func (c *Core) submitPods(g *group, pods []*Pod, submit int64) {
 		c.refuse(g, pods, "cannot be placed: "+err.Error())
 		return
 	}
-	a := &alloc{id: c.newID(), js: js, submit: submit, nodeGen: c.nodeGen, dur: js.Duration, domain: g.planned}
+	a := &alloc{id: c.newID(), js: js, submit: submit, nodeGen: c.nodeGen, dur: js.Duration, domain: g.planned, domainKey: g.plannedLevel}
 	for _, sg := range slots {
 		for _, i := range sg.pods {
 			a.pods = append(a.pods, pods[i].UID)
@@ -606,6 +606,9 @@ func (c *Core) started(g *group, a *alloc, at int64) {
 		if p := g.members[a.pods[i]]; p != nil {
 			a.slots[i].name = p.String()
 		}
+	}
+	if a.domainKey != "" {
+		a.domain = c.domainOfAlloc(a)
 	}
 	a.pods = nil
 	c.setReservedAt(g, -1)

@@ -383,13 +383,17 @@ func onePerNode(js *jobspec.Jobspec) bool {
 // cannot say so, and are placed as slots, which a node's filters may turn
 // away (avoid.go).
 func groupJobspec(shapes []Shape, requires []*jobspec.Constraint, constraint *jobspec.Constraint, duration int64, apart bool) (*jobspec.Jobspec, []slotGroup, error) {
-	return groupJobspecWith(shapes, requires, 0, Shape{}, constraint, duration, apart)
+	return groupJobspecWith(shapes, requires, 0, Shape{}, constraint, "", duration, apart)
 }
 
 // groupJobspecWith is groupJobspec plus standIns slots of the stand-in
 // shape on any node, counted rather than listed: a group may expect two
 // billion pods, and one of each would not fit in memory.
-func groupJobspecWith(shapes []Shape, requires []*jobspec.Constraint, standIns int64, standIn Shape, constraint *jobspec.Constraint, duration int64, apart bool) (*jobspec.Jobspec, []slotGroup, error) {
+//
+// A level names a vertex type of the graph above the nodes: the pods are
+// then asked for within one vertex of it (rack[1] -> slots), one domain
+// of a topology level, which the matcher chooses.
+func groupJobspecWith(shapes []Shape, requires []*jobspec.Constraint, standIns int64, standIn Shape, constraint *jobspec.Constraint, level string, duration int64, apart bool) (*jobspec.Jobspec, []slotGroup, error) {
 	if len(shapes) == 0 {
 		return nil, nil, fmt.Errorf("a group needs at least one pod")
 	}
@@ -436,6 +440,9 @@ func groupJobspecWith(shapes []Shape, requires []*jobspec.Constraint, standIns i
 	if n := int64(len(shapes)) + standIns; apart && len(groups) == 1 && n > 1 {
 		sg := groups[0]
 		rs[0] = jobspec.R(typeNode, n).With(jobspec.Slot(1, sg.label).With(sg.shape.with()...).Requires(sg.requires))
+	}
+	if level != "" {
+		rs = []*jobspec.ResourceBuilder{jobspec.R(level, 1).With(rs...)}
 	}
 	b := jobspec.New(rs...).Duration(duration)
 	if constraint != nil {

@@ -58,7 +58,7 @@ func (c *Core) groupRequest(g *group, pods []*Pod, standIns int, standIn Shape) 
 	} else if !slices.ContainsFunc(requires, func(r *jobspec.Constraint) bool { return r != nil }) {
 		requires = nil
 	}
-	build := func(domain *jobspec.Constraint) (*jobspec.Jobspec, []slotGroup, error) {
+	build := func(domain *jobspec.Constraint, level string) (*jobspec.Jobspec, []slotGroup, error) {
 		con := shared
 		switch {
 		case domain != nil && shared != nil:
@@ -66,20 +66,23 @@ func (c *Core) groupRequest(g *group, pods []*Pod, standIns int, standIn Shape) 
 		case domain != nil:
 			con = domain
 		}
-		return groupJobspecWith(shapes, requires, int64(standIns), standIn, con, dur, apart)
+		return groupJobspecWith(shapes, requires, int64(standIns), standIn, con, level, dur, apart)
 	}
-	g.planned = ""
+	g.planned, g.plannedLevel = "", ""
 	if key := g.id.TopologyKey; key != "" {
 		if v, ok := c.domainOf(g, key); ok {
 			// A pod joining a running group goes where the group runs.
 			return c.within(g, key, v, build)
+		}
+		if typ, ok := c.levelType(key); ok {
+			return c.inLevel(g, key, typ, build)
 		}
 		return c.confine(g, key, build)
 	}
 	if key := g.id.TopologyPreferred; key != "" {
 		return c.prefer(g, key, build)
 	}
-	return build(nil)
+	return build(nil, "")
 }
 
 // admission is a filter's answer for the nodes of one generation: the

@@ -317,8 +317,8 @@ func (c *Core) groupStatus(g *group, fr *freeNodes) GroupStatus {
 	}
 	unlimited := false
 	for _, a := range g.allocs {
-		if a.domain != "" && !slices.Contains(st.Domains, a.domain) {
-			st.Domains = append(st.Domains, a.domain)
+		if d := c.domainOfAlloc(a); d != "" && !slices.Contains(st.Domains, d) {
+			st.Domains = append(st.Domains, d)
 		}
 		if !a.running {
 			continue

@@ -67,8 +67,9 @@ type alloc struct {
 	// recorded is the allocation record written at binding.
 	recorded string
 	// domain is the topology domain (key=value) the request was confined
-	// to, "" for none.
-	domain string
+	// to, "" for none; domainKey, the topology level whose domain the
+	// matcher chooses, the domain being read from the nodes at the start.
+	domain, domainKey string
 }
 
 // group is a pod group and everything the core knows about it.
@@ -137,8 +138,9 @@ type group struct {
 	joinRefused string
 	joinGen     int64
 	// planned is the topology domain the last request built was confined
-	// to (topology.go), "" for none.
-	planned string
+	// to (topology.go), "" for none; plannedLevel, the topology key one of
+	// whose domains the matcher chooses for it.
+	planned, plannedLevel string
 }
 
 // waitKey is a queue decision for a waiting group.

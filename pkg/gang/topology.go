@@ -11,19 +11,30 @@ import (
 
 // A group may be kept within one domain: the nodes that share one value
 // of a node label (a rack, a block, a zone). Nodes without the label are
-// in no domain of it. The request is confined to one domain by a node
-// property constraint, key=value, chosen when the request is built (and
-// built again whenever the nodes change).
+// in no domain of it.
+//
+// When the label is one of the graph's topology levels, the domains are
+// vertices of the graph and the request asks for the group within one of
+// them (rack[1] -> slots): the matcher searches every rack for one that
+// holds the whole group, the tightest first (match.Options.TightDomains:
+// the best fit, so the emptier racks stay whole for the groups that need
+// them), and a reservation waits for whichever rack frees first. The
+// domain the group got is read from its nodes when it starts.
+//
+// A label that is no level is a flat level of its values: the request is
+// confined to one domain by a node property constraint, key=value, chosen
+// when the request is built (and built again whenever the nodes change):
+// among the domains where the group fits now the one with the least room
+// left; else the first, in value order, where it could ever fit, to wait
+// for. Each domain tried costs a match over the cluster, which the levels
+// avoid.
 //
 // Required (a Kubernetes PodGroup's schedulingConstraints.topology[0].key,
-// or the topology-required annotation): among the domains where the
-// group fits now, the one with the least room left (best fit: the larger
-// domains stay whole for the groups that need them); else the first, in
-// value order, where it could ever fit, to wait for; else the group is
-// rejected, with the largest domain named.
+// or the topology-required annotation): if no domain could ever hold the
+// group it is rejected, with the largest domain named.
 //
-// Preferred (the topology-preferred annotation): the best-fitting domain
-// of that level where the group fits now; else of each level outside it
+// Preferred (the topology-preferred annotation): the tightest domain of
+// that level where the group fits now; else of each level outside it
 // (the configured topology levels, outermost first), tightest first; else
 // anywhere. The placement's event says which domain it got.
 //
@@ -32,7 +43,79 @@ import (
 // probeJob is the job id of a dry match; the core's own ids are positive.
 const probeJob = -1
 
-type buildFunc func(*jobspec.Constraint) (*jobspec.Jobspec, []slotGroup, error)
+// buildFunc makes the group's request with an extra constraint, within
+// one vertex of a level's type when level is set.
+type buildFunc func(constraint *jobspec.Constraint, level string) (*jobspec.Jobspec, []slotGroup, error)
+
+// levelType returns the graph's vertex type of a topology key, if the key
+// is one of its levels.
+func (c *Core) levelType(key string) (string, bool) {
+	for _, l := range c.levels() {
+		if l.key == key {
+			return l.typ, true
+		}
+	}
+	return "", false
+}
+
+// inLevel builds the group's request within one domain of a topology
+// level, any the matcher finds. Nodes without the level's label are one
+// vertex of the level too (its unknown domain); the request's constraint
+// that every node carry the label keeps the group out of it. A group no
+// domain could ever hold is refused here, with the largest domain named,
+// rather than by the queue with the matcher's count of racks.
+func (c *Core) inLevel(g *group, key, typ string, build buildFunc) (*jobspec.Jobspec, []slotGroup, error) {
+	js, slots, err := build(jobspec.Properties(key), typ)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c.m != nil {
+		if r, err := c.m.Match(match.Satisfiability, js, probeJob, c.now); err != nil || r.Status != match.Satisfiable {
+			return nil, nil, c.noDomain(key, c.domains(key))
+		}
+	}
+	g.plannedLevel = key
+	return js, slots, nil
+}
+
+// domainAt is the domain, key=value, of the nodes named; "" when they
+// are not all in one.
+func (c *Core) domainAt(key string, nodes []string) string {
+	if len(nodes) == 0 {
+		return ""
+	}
+	var v string
+	for i, name := range nodes {
+		n := c.nodes[name]
+		if n == nil {
+			return ""
+		}
+		w, ok := n.Labels[key]
+		if !ok || (i > 0 && w != v) {
+			return ""
+		}
+		v = w
+	}
+	return key + "=" + v
+}
+
+// domainOfAlloc is the domain an allocation is in: the one it was
+// confined to, or, when the matcher chose it, the one its nodes (those
+// of its reservation, while it waits) are in.
+func (c *Core) domainOfAlloc(a *alloc) string {
+	if a.domain != "" || a.domainKey == "" || c.m == nil {
+		return a.domain
+	}
+	info, ok := c.m.Info(a.id)
+	if !ok {
+		return ""
+	}
+	nodes := make([]string, len(info.Slots))
+	for i, sp := range info.Slots {
+		nodes[i] = sp.Node
+	}
+	return c.domainAt(a.domainKey, nodes)
+}
 
 // confine builds the group's request confined to one domain of its
 // topology key; build makes the request with an extra constraint.
@@ -51,7 +134,7 @@ func (c *Core) confine(g *group, key string, build buildFunc) (*jobspec.Jobspec,
 		return js, slots, err
 	}
 	for _, d := range doms {
-		js, slots, err := build(jobspec.Properties(key + "=" + d.value))
+		js, slots, err := build(jobspec.Properties(key+"="+d.value), "")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -60,20 +143,29 @@ func (c *Core) confine(g *group, key string, build buildFunc) (*jobspec.Jobspec,
 			return js, slots, nil
 		}
 	}
+	return nil, nil, c.noDomain(key, doms)
+}
+
+// noDomain says that no domain of the key can hold the group, naming the
+// largest.
+func (c *Core) noDomain(key string, doms []domain) error {
+	if len(doms) == 0 {
+		return fmt.Errorf("its topology key %q is a label no node has", key)
+	}
 	big := slices.MaxFunc(doms, func(a, b domain) int {
 		if a.nodes != b.nodes {
 			return a.nodes - b.nodes
 		}
 		return int(a.cap.MilliCPU - b.cap.MilliCPU)
 	})
-	return nil, nil, fmt.Errorf("no single domain of topology key %s can hold the whole group: the largest, %s=%s, has %d nodes (%s allocatable)",
+	return fmt.Errorf("no single domain of topology key %s can hold the whole group: the largest, %s=%s, has %d nodes (%s allocatable)",
 		key, key, big.value, big.nodes, capacityNote(big.cap))
 }
 
 // within builds the request confined to the domain key=value.
 func (c *Core) within(g *group, key, value string, build buildFunc) (*jobspec.Jobspec, []slotGroup, error) {
 	g.planned = key + "=" + value
-	return build(jobspec.Properties(key + "=" + value))
+	return build(jobspec.Properties(key+"="+value), "")
 }
 
 // bestFit returns, among the domains where the request fits now, the one
@@ -86,7 +178,7 @@ func (c *Core) bestFit(key string, doms []domain, build buildFunc) (string, *job
 	var bestSlots []slotGroup
 	var bestRoom Resources
 	for _, d := range doms {
-		js, slots, err := build(jobspec.Properties(key + "=" + d.value))
+		js, slots, err := build(jobspec.Properties(key+"="+d.value), "")
 		if err != nil {
 			return "", nil, nil, err
 		}
@@ -120,6 +212,17 @@ func less(a, b Resources) bool {
 func (c *Core) prefer(g *group, key string, build buildFunc) (*jobspec.Jobspec, []slotGroup, error) {
 	if c.m != nil {
 		for _, level := range c.outwards(key) {
+			if typ, ok := c.levelType(level); ok {
+				js, slots, err := build(jobspec.Properties(level), typ)
+				if err != nil {
+					return nil, nil, err
+				}
+				if r, err := c.m.Fits(js, probeJob, c.now); err == nil && r.Status == match.Allocated {
+					g.plannedLevel = level
+					return js, slots, nil
+				}
+				continue
+			}
 			d, js, slots, err := c.bestFit(level, c.domains(level), build)
 			if err != nil {
 				return nil, nil, err
@@ -131,7 +234,7 @@ func (c *Core) prefer(g *group, key string, build buildFunc) (*jobspec.Jobspec, 
 		}
 	}
 	g.planned = ""
-	return build(nil)
+	return build(nil, "")
 }
 
 // outwards lists the levels to try for a preferred key: the key, then the

@@ -21,6 +21,10 @@ const jobsCapacity = 1 << 40
 type Options struct {
 	// Policy is a match policy name (see PolicyNames); empty means first.
 	Policy string
+	// TightDomains visits, for a request of one unit of a type above the
+	// nodes (a rack, a block), the candidate domains with the least free
+	// room first, whatever the policy (tight.go).
+	TightDomains bool
 }
 
 // Matcher owns the allocation state of one graph. It is not safe for
@@ -29,6 +33,7 @@ type Options struct {
 type Matcher struct {
 	g      *resource.Graph
 	policy Policy
+	tight  bool
 
 	// dims: one aggregate dimension per vertex type, plus jobDim counting
 	// the jobs that touch a subtree (Fluxion's exclusivity checker).
@@ -113,6 +118,7 @@ func New(g *resource.Graph, opts Options) (*Matcher, error) {
 	m := &Matcher{
 		g:      g,
 		policy: pol,
+		tight:  opts.TightDomains,
 		dims:   g.NumTypes() + 1,
 		jobDim: g.NumTypes(),
 		dimOf:  make([]int, g.NumTypes()),

@@ -365,8 +365,17 @@ func (m *Matcher) nodeUsage(j *Job) []NodeUsage {
 	u.reset(m)
 	// Size the result first: growing it claim by claim was most of the
 	// garbage a placement made.
+	// A shared claim above the nodes (the rack a job asked to be within)
+	// takes nothing from it and is on no node.
+	_, hasNodes := g.NodeType()
+	above := func(cl claim) bool {
+		return hasNodes && !cl.subtree && cl.amt == 0 && g.NodeOf(cl.v) == resource.None
+	}
 	distinct := 0
 	for _, cl := range j.claims {
+		if above(cl) {
+			continue
+		}
 		n := g.NodeOf(cl.v)
 		if n == resource.None {
 			n = g.Root()
@@ -404,6 +413,9 @@ func (m *Matcher) nodeUsage(j *Job) []NodeUsage {
 		}
 	}
 	for _, cl := range j.claims {
+		if above(cl) {
+			continue
+		}
 		if cl.subtree {
 			end := g.SubtreeEnd(cl.v)
 			for v := cl.v; v < end; v++ {

@@ -35,6 +35,11 @@ type req struct {
 	// desc caches describe: reservation probes fail one request many
 	// times, and each failure names it.
 	desc string
+	// domain: a known type whose vertices are above the nodes (a rack);
+	// tightDim is the dimension in which one unit's need is the largest
+	// share of the graph's, by which TightDomains orders candidates.
+	domain   bool
+	tightDim int
 }
 
 // request is a compiled jobspec.
@@ -81,6 +86,9 @@ func (m *Matcher) compile(js *jobspec.Jobspec) *request {
 		}
 		if q.known && !q.slot {
 			q.need[m.dimOf[q.typ]]++
+			if m.tight {
+				q.domain, q.tightDim = m.isDomainType(q.typ), m.tightDim(q)
+			}
 		}
 		return q
 	}

@@ -257,6 +257,15 @@ func (s *selector) fill(u int32, level []*req, rem []int64, top bool) {
 			return
 		}
 	}
+	if len(level) == 1 && level[0].domain {
+		for _, c := range s.tightOrder(u, level[0]) {
+			s.visit(c, level, rem)
+			if done(rem) {
+				return
+			}
+		}
+		return
+	}
 	skip := s.indexed && s.m.sc.kidsLo[u] >= 0
 	it := s.m.iterChildren(u)
 	for c, ok := it.next(); ok; c, ok = it.next() {
