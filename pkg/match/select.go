@@ -448,7 +448,7 @@ func (s *selector) takeUnit(c int32, vx *resource.Vertex, q *req) bool {
 		return false
 	}
 	mark := len(s.claims)
-	if len(q.with) > 0 && !s.satisfy(c, q.with, false) {
+	if len(q.with) > 0 && !s.satisfy(c, q.with, false) && !(q.domain && s.packExact(c, q.with)) {
 		return false
 	}
 	switch {
