@@ -16,10 +16,12 @@ import (
 // nodes for one by backtracking, largest slots first, before the rack is
 // given up on; what it finds is then claimed slot by slot, as the walk
 // would, so a packing the nodes' free counts allowed but a claim refuses
-// is undone. The search is bounded (exactBudget steps per domain): past
-// it the domain is given up as before.
+// is undone. The search is bounded (exactBudget steps per selection, over
+// all the domains it tries): past it a domain is given up as before, so a
+// mixed group no rack holds costs a reservation search at most that many
+// steps per probe.
 
-// exactBudget bounds the assignments packExact tries per domain.
+// exactBudget bounds the assignments packExact tries per selection.
 const exactBudget = 20000
 
 // packExact claims the slots of level below the domain vertex u by an
@@ -118,7 +120,6 @@ func (s *selector) packExact(u int32, level []*req) bool {
 			free[n][k] -= sign * q.need[d]
 		}
 	}
-	steps := 0
 	var place func(j int) bool
 	place = func(j int) bool {
 		if j == len(items) {
@@ -130,7 +131,7 @@ func (s *selector) packExact(u int32, level []*req) bool {
 			first = at[j-1]
 		}
 		for n := first; n < len(nodes); n++ {
-			if steps++; steps > exactBudget {
+			if s.exactLeft--; s.exactLeft < 0 {
 				return false
 			}
 			// Nodes are told apart only by their free units, unless a

@@ -51,6 +51,9 @@ type selector struct {
 	indexed bool
 	probe   *probeBound
 	free    []int64 // scratch for freeUnits
+	// exactLeft is what remains of the selection's budget for exact
+	// packing (exactpack.go).
+	exactLeft int
 
 	ex Explain
 }
@@ -87,6 +90,7 @@ func (s *selector) run(r *request, now, at, dur int64, sat bool) bool {
 func (s *selector) begin(r *request, now, at, dur int64, sat, replay bool) {
 	s.req, s.now, s.at, s.dur, s.sat, s.replay = r, now, at, dur, sat, replay
 	s.indexed = false
+	s.exactLeft = exactBudget
 	s.claims = s.claims[:0]
 	s.slots = s.slots[:0]
 	s.ex.reset()

@@ -31,11 +31,12 @@ const DefaultPodReleaseGap = 0.1
 
 // Env is the simulated cluster and clock one scheduler runs against.
 type Env struct {
-	opts    Options
-	now     float64
-	cluster *Cluster
-	groups  []*Group
-	sched   Scheduler
+	opts     Options
+	now      float64
+	workload *Workload
+	cluster  *Cluster
+	groups   []*Group
+	sched    Scheduler
 
 	free []PodSpec // free resources per node (bound pods only)
 
@@ -115,6 +116,9 @@ func (e *Env) Now() float64 { return e.now }
 // Cluster is the simulated cluster.
 func (e *Env) Cluster() *Cluster { return e.cluster }
 
+// Workload is the workload being replayed; a scheduler must not change it.
+func (e *Env) Workload() *Workload { return e.workload }
+
 // Groups returns every group of the workload, arrived or not.
 func (e *Env) Groups() []*Group { return e.groups }
 
@@ -191,7 +195,7 @@ func Run(w *Workload, s Scheduler, opts Options) (*Result, error) {
 	}
 	// The cluster grows during the run: the workload's own stays as it is.
 	cluster := Cluster{Nodes: append([]NodeSpec(nil), w.Cluster.Nodes...)}
-	e := &Env{opts: opts, cluster: &cluster, sched: s}
+	e := &Env{opts: opts, workload: w, cluster: &cluster, sched: s}
 	for _, n := range w.Cluster.Nodes {
 		e.free = append(e.free, PodSpec{CPU: n.CPU, Memory: n.Memory, GPU: n.GPU})
 		e.totalCPU += n.CPU

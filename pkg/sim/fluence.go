@@ -26,8 +26,9 @@ type FluenceConfig struct {
 	// 3600.
 	DefaultDuration int64
 	// TopologyLevels are node label keys, outermost first, each a level of
-	// the core's graph, as the scheduler's topologyLevels. Default none:
-	// the zone level only, as before.
+	// the core's graph, as the scheduler's topologyLevels. Default: the
+	// workload's (Workload.TopologyLevels), else none: the zone level
+	// only, as before.
 	TopologyLevels []string
 	// Oracle plans every group with its true hold time (runtime plus
 	// release delay), which no scheduler knows; every output says so.
@@ -52,6 +53,13 @@ type fluence struct {
 	core *gang.Core
 	fw   *gang.Framework
 	node map[string]int // node name -> cluster index
+	// levels are the topology levels of this run: the config's, else the
+	// workload's; fromWorkload says which.
+	levels       []string
+	fromWorkload bool
+	// within is the domain ("key=value") each group's placement event
+	// named, by group index, for the tests to check against the nodes.
+	within map[int]string
 	// errs are the core's internal errors not yet reported: the run fails
 	// with them at the end of the event.
 	errs []gang.InternalError
@@ -68,7 +76,7 @@ func NewFluence(cfg FluenceConfig) (Scheduler, error) {
 	if cfg.DefaultDuration <= 0 {
 		cfg.DefaultDuration = 3600
 	}
-	f := &fluence{cfg: cfg}
+	f := &fluence{cfg: cfg, levels: cfg.TopologyLevels}
 	core, err := f.newCore()
 	if err != nil {
 		return nil, err
@@ -80,7 +88,7 @@ func NewFluence(cfg FluenceConfig) (Scheduler, error) {
 func (f *fluence) newCore() (*gang.Core, error) {
 	return gang.New(gang.Config{
 		MatchPolicy: f.cfg.MatchPolicy, Queue: f.cfg.Queue, DefaultDuration: f.cfg.DefaultDuration,
-		TopologyLevels: f.cfg.TopologyLevels, TicksPerSecond: msPerSecond, RunID: "sim",
+		TopologyLevels: f.levels, TicksPerSecond: msPerSecond, RunID: "sim",
 	})
 }
 
@@ -95,8 +103,11 @@ func (f *fluence) Config() string {
 	if q.Packing {
 		s += ", packing-aware backfill"
 	}
-	if len(f.cfg.TopologyLevels) > 0 {
-		s += ", topology levels " + strings.Join(f.cfg.TopologyLevels, " > ")
+	if len(f.levels) > 0 {
+		s += ", topology levels " + strings.Join(f.levels, " > ")
+		if f.fromWorkload {
+			s += " (the workload's)"
+		}
 	}
 	if f.cfg.Oracle {
 		return s + "; planned with true runtimes (oracle durations, which no scheduler knows)"
@@ -106,6 +117,11 @@ func (f *fluence) Config() string {
 
 func (f *fluence) Start(env *Env) error {
 	f.env = env
+	f.levels, f.fromWorkload = f.cfg.TopologyLevels, false
+	if w := env.Workload(); len(f.levels) == 0 && w != nil && len(w.TopologyLevels) > 0 {
+		f.levels, f.fromWorkload = w.TopologyLevels, true
+	}
+	f.within = map[int]string{}
 	core, err := f.newCore()
 	if err != nil {
 		return err
@@ -148,8 +164,13 @@ func (f *fluence) pod(g *Group, i int) gang.Pod {
 	return out
 }
 
+// groupID is the group's id as the plugin would read it from the pods'
+// labels and annotations, topology included.
 func (f *fluence) groupID(g *Group) gang.GroupID {
-	return gang.NewGroupID("sim", g.Spec.Name, int32(len(g.Spec.Pods)), gang.SourceLabel)
+	id := gang.NewGroupID("sim", g.Spec.Name, int32(len(g.Spec.Pods)), gang.SourceLabel)
+	id.TopologyKey = g.Spec.TopologyRequired
+	id.TopologyPreferred = g.Spec.TopologyPreferred
+	return id
 }
 
 // podOf finds a group and pod index from a pod's UID.
@@ -188,11 +209,17 @@ func (f *fluence) bind(p *gang.Pod, node string) error {
 func (f *fluence) observe(fx gang.Effects) {
 	f.errs = append(f.errs, fx.Errors...)
 	for _, e := range fx.Events {
-		if e.Reason != "FluenceGroupRejected" {
-			continue
-		}
-		if g, _, ok := f.podOf(e.Pod.UID); ok {
-			f.env.Reject(g, e.Note)
+		switch e.Reason {
+		case "FluenceGroupRejected":
+			if g, _, ok := f.podOf(e.Pod.UID); ok {
+				f.env.Reject(g, e.Note)
+			}
+		case "FluenceGroupPlaced":
+			if g, _, ok := f.podOf(e.Pod.UID); ok {
+				if _, after, found := strings.Cut(e.Note, " within "); found {
+					f.within[g.ID], _, _ = strings.Cut(after, " ")
+				}
+			}
 		}
 	}
 }

@@ -34,6 +34,14 @@ type GroupSpec struct {
 	Priority int64
 	// ReleaseDelay is the time from completion until the resources are free.
 	ReleaseDelay float64
+	// TopologyRequired is a node label key: the whole group must run on
+	// nodes sharing one value of it (one domain). "" for none.
+	TopologyRequired string
+	// TopologyPreferred is a node label key the group would rather share
+	// one value of: the tightest level that holds it, falling back
+	// outwards, then anywhere. "" for none; never set with
+	// TopologyRequired.
+	TopologyPreferred string
 }
 
 // Size is the number of pods.
@@ -69,6 +77,10 @@ type Workload struct {
 	// pool growing). Only schedulers that see nodes change (NodeObserver)
 	// can replay such a workload.
 	NodeArrivals []NodeArrival
+	// TopologyLevels are node label keys, outermost first (zone, block,
+	// rack): the levels the fluence model gives the core when its own
+	// config names none, and the levels a topology report measures.
+	TopologyLevels []string
 }
 
 // NodeArrival is a node joining the cluster at a time (seconds).

@@ -17,17 +17,20 @@ import (
 //	  nodes:
 //	    - {name: a, count: 8, cpu: "3", memory: "29Gi", gpu: 0, labels: {zone: z1}}
 //	params: {permit_timeout: 10, quota_cpu: "40", quota_pods: 1000}
+//	topology_levels: [zone]
 //	groups:
 //	  - {name: j1, arrival: 0, pods: 4, cpu: "2", memory: 1Gi, runtime: 20, duration: 30, release_delay: 3}
 //	  - {name: j2, arrival: 1.5, pods: [{count: 2, cpu: "1"}, {count: 1, cpu: "4", gpu: 1}], runtime: 60}
+//	  - {name: j3, pods: 2, cpu: "1", runtime: 10, topology_required: zone}
 
 var (
-	nativeTopKeys   = []string{"name", "cluster", "params", "groups"}
+	nativeTopKeys   = []string{"name", "cluster", "params", "topology_levels", "groups"}
 	nativeClusterK  = []string{"nodes"}
 	nativeNodeKeys  = []string{"name", "count", "cpu", "memory", "gpu", "labels"}
 	nativeParamKeys = []string{"permit_timeout", "quota_cpu", "quota_pods"}
-	nativeGroupKeys = []string{"name", "arrival", "pods", "cpu", "memory", "gpu", "runtime", "duration", "priority", "release_delay"}
-	nativePodKeys   = []string{"count", "cpu", "memory", "gpu"}
+	nativeGroupKeys = []string{"name", "arrival", "pods", "cpu", "memory", "gpu", "runtime", "duration", "priority", "release_delay",
+		"topology_required", "topology_preferred"}
+	nativePodKeys = []string{"count", "cpu", "memory", "gpu"}
 )
 
 func parseNative(c *yctx, root *yaml.Node) *Workload {
@@ -42,6 +45,9 @@ func parseNative(c *yctx, root *yaml.Node) *Workload {
 	c.nativeCluster(top, w)
 	if n := top.get("params"); n != nil {
 		c.nativeParams(n, w)
+	}
+	if n := top.get("topology_levels"); n != nil {
+		w.TopologyLevels = c.topologyLevels(n, w.Cluster)
 	}
 	c.nativeGroups(top, w)
 	return w
@@ -189,6 +195,7 @@ func (c *yctx) nativeGroups(top ymap, w *Workload) {
 	}
 	names := map[string]int{}
 	total := 0
+	labels := clusterLabelKeys(w.Cluster)
 	for i, gn := range seq {
 		path := yidx("groups", i)
 		m, ok := c.mapping(gn, path, nativeGroupKeys)
@@ -226,6 +233,7 @@ func (c *yctx) nativeGroups(top ymap, w *Workload) {
 		if n := m.get("priority"); n != nil {
 			g.Priority, _ = c.integer(n, ykey(path, "priority"), -1<<62, 1<<62)
 		}
+		c.groupTopology(m, path, &g, labels)
 		g.Pods = c.nativePods(m, path, wlMaxPodsTotal-total)
 		total += len(g.Pods)
 		w.Groups = append(w.Groups, g)

@@ -67,6 +67,13 @@ func MarshalWorkload(w *Workload) ([]byte, error) {
 	if len(params) > 0 {
 		b.WriteString("params: {" + strings.Join(params, ", ") + "}\n")
 	}
+	if len(w.TopologyLevels) > 0 {
+		levels := make([]string, len(w.TopologyLevels))
+		for i, k := range w.TopologyLevels {
+			levels[i] = yamlStr(k)
+		}
+		b.WriteString("topology_levels: [" + strings.Join(levels, ", ") + "]\n")
+	}
 	b.WriteString("groups:\n")
 	for i := range w.Groups {
 		g := &w.Groups[i]
@@ -106,6 +113,12 @@ func MarshalWorkload(w *Workload) ([]byte, error) {
 		}
 		if g.Priority != 0 {
 			b.WriteString(", priority: " + strconv.FormatInt(g.Priority, 10))
+		}
+		if g.TopologyRequired != "" {
+			b.WriteString(", topology_required: " + yamlStr(g.TopologyRequired))
+		}
+		if g.TopologyPreferred != "" {
+			b.WriteString(", topology_preferred: " + yamlStr(g.TopologyPreferred))
 		}
 		b.WriteString("}\n")
 	}
