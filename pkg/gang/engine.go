@@ -523,7 +523,7 @@ func (c *Core) schedule() {
 				}
 				continue
 			}
-			c.waiting(g, d)
+			c.waiting(g, a, d)
 			g.waited = waitNote{key: key, reason: g.reason, event: g.lastEvent, cond: g.lastCondition}
 			continue
 		}
@@ -542,7 +542,7 @@ func (c *Core) schedule() {
 
 // waiting records a decision that leaves the group waiting: reserved at
 // a time, or not.
-func (c *Core) waiting(g *group, d queue.Decision) {
+func (c *Core) waiting(g *group, a *alloc, d queue.Decision) {
 	if g.underway() {
 		// A pod joining a running group waits: the group is not waiting,
 		// and its condition says whether it is whole. The pod's own
@@ -558,13 +558,20 @@ func (c *Core) waiting(g *group, d queue.Decision) {
 	}
 	if d.State == queue.Reserved {
 		c.setReservedAt(g, d.At)
-		g.reason = fmt.Sprintf("waiting for resources; reserved to start at %s (%s)", c.cfg.FormatTime(d.At), shortReason(d.Reason))
+		why := shortReason(d.Reason)
+		if note := c.domainWait(g, a, true); note != "" {
+			why = note
+		}
+		g.reason = fmt.Sprintf("waiting for resources; reserved to start at %s (%s)", c.cfg.FormatTime(d.At), why)
 		c.condition(g, Waiting, g.reason)
 		c.explain(g, false, "FluenceGroupReserved", fmt.Sprintf("pod group %s (%d pods) %s", g.id.Key, g.id.Size, g.reason))
 		return
 	}
 	c.setReservedAt(g, -1)
 	g.reason = "waiting for resources: " + shortReason(d.Reason)
+	if note := c.domainWait(g, a, false); note != "" {
+		g.reason += " (" + note + ")"
+	}
 	c.condition(g, Waiting, g.reason)
 	c.explain(g, false, "FluenceGroupWaiting", fmt.Sprintf("pod group %s (%d pods) is %s", g.id.Key, g.id.Size, g.reason))
 }

@@ -2,6 +2,7 @@ package gang
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -351,4 +352,54 @@ func capacityNote(r Resources) string {
 		s += fmt.Sprintf(", %d GPUs", r.GPU)
 	}
 	return s
+}
+
+// domainWait says, for a group kept within one domain that waits, where
+// its reservation is and how near the roomiest domain comes to holding
+// it now: "within example.com/rack=r2; it needs 6 CPUs within one
+// example.com/rack, the roomiest now, r3, has 4 CPUs free". "" for a
+// group not kept within one.
+func (c *Core) domainWait(g *group, a *alloc, reserved bool) string {
+	key := a.domainKey
+	if key == "" {
+		key, _, _ = strings.Cut(a.domain, "=")
+	}
+	if key == "" || g.id.TopologyKey == "" {
+		return ""
+	}
+	var need Resources
+	for _, s := range a.slots {
+		need.MilliCPU += s.shape.MilliCPU
+		need.MemoryBytes += s.shape.MemoryMiB << 20
+		need.GPU += s.shape.GPU
+	}
+	var note string
+	if d := c.domainOfAlloc(a); reserved && d != "" {
+		note = "within " + d + "; "
+	}
+	note += fmt.Sprintf("it needs %s within one %s", amounts(need, need), key)
+	free := c.freeByDomain(key)
+	values := slices.Sorted(maps.Keys(free))
+	if len(values) == 0 {
+		return note
+	}
+	best := values[0]
+	for _, v := range values[1:] {
+		if less(free[best], free[v]) {
+			best = v
+		}
+	}
+	return note + fmt.Sprintf(", the roomiest now, %s, has %s free", best, amounts(free[best], need))
+}
+
+// amounts renders the CPUs, memory and GPUs of r that need asks for.
+func amounts(r, need Resources) string {
+	parts := []string{fmt.Sprintf("%g CPUs", float64(r.MilliCPU)/1000)}
+	if need.MemoryBytes > 0 {
+		parts = append(parts, Memory(max(r.MemoryBytes, 0))+" memory")
+	}
+	if need.GPU > 0 {
+		parts = append(parts, fmt.Sprintf("%d GPUs", r.GPU))
+	}
+	return strings.Join(parts, ", ")
 }
