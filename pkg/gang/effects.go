@@ -23,10 +23,21 @@ type Effects struct {
 	// Conditions: a group's condition changed (only groups that name an
 	// object: a scheduler-plugins or a Kubernetes PodGroup).
 	Conditions []Condition
+	// Placements: groups that asked for a topology domain and were
+	// placed, with the level they got.
+	Placements []Placement
 	// Errors the core met inside itself: an engine call that failed where
 	// it should not. The core carried on with its picture kept consistent;
 	// each one is a bug to report, never a verdict on a pod.
 	Errors []InternalError
+}
+
+// Placement is a group kept within a topology domain, placed: Asked is
+// "required" or "preferred"; Level is the label key of the domain it got
+// when that is one of the topology levels, "other" for another label, ""
+// for none (a preference no domain could meet).
+type Placement struct {
+	Group, Asked, Level string
 }
 
 // InternalError is a failure inside the core: which operation, for which

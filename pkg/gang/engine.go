@@ -632,6 +632,7 @@ func (c *Core) started(g *group, a *alloc, at int64) {
 		return // the group was placed before; its whole condition tells
 	}
 	c.condition(g, Scheduled, fmt.Sprintf("%d pods placed", len(a.slots)))
+	c.placedIn(g, a)
 	if len(a.slots) == 1 {
 		return // the scheduler's own Scheduled event says it all
 	}

@@ -101,7 +101,9 @@ func (s *script) start() {
 	}
 	s.core = core
 	s.fw = NewFramework(core, s.bind)
-	s.fw.Observe = func(fx Effects) { s.print(Effects{Events: fx.Events, Conditions: fx.Conditions, Errors: fx.Errors}) }
+	s.fw.Observe = func(fx Effects) {
+		s.print(Effects{Events: fx.Events, Conditions: fx.Conditions, Placements: fx.Placements, Errors: fx.Errors})
+	}
 	s.fw.Filter = s.filter
 }
 
@@ -414,6 +416,9 @@ func (s *script) print(fx Effects) {
 	}
 	for _, c := range fx.Conditions {
 		fmt.Fprintf(&s.out, "  condition %s %s: %s\n", c.Group.Key, c.Status, c.Message)
+	}
+	for _, p := range fx.Placements {
+		fmt.Fprintf(&s.out, "  placement %s %s level=%q\n", p.Group, p.Asked, p.Level)
 	}
 	for _, r := range fx.Activate {
 		if _, ok := s.fw.pods[r.UID]; ok {

@@ -403,3 +403,22 @@ func amounts(r, need Resources) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// placedIn reports the level a group that asked for a domain got.
+func (c *Core) placedIn(g *group, a *alloc) {
+	asked := "required"
+	switch {
+	case g.id.TopologyKey != "":
+	case g.id.TopologyPreferred != "":
+		asked = "preferred"
+	default:
+		return
+	}
+	level, _, _ := strings.Cut(a.domain, "=")
+	if _, ok := c.levelType(level); level != "" && !ok {
+		// Any label may be asked for: counting each by its key would let
+		// the pods' annotations grow the metric without bound.
+		level = "other"
+	}
+	c.fx.out.Placements = append(c.fx.out.Placements, Placement{Group: g.id.Key, Asked: asked, Level: level})
+}

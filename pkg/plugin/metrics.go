@@ -64,6 +64,12 @@ var (
 		Help:           "Resource graphs built since the scheduler started (a node added or removed, or its capacity changed).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"profile"})
+	topologyPlacements = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "fluence",
+		Name:           "topology_placements_total",
+		Help:           "Groups placed that asked for a topology domain, by how they asked (required, preferred) and the level they got: the label key of the domain, or none (a preference no domain met).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"profile", "asked", "level"})
 	internalErrors = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem:      "fluence",
 		Name:           "internal_errors_total",
@@ -75,7 +81,7 @@ var (
 
 func registerMetrics() {
 	metricsOnce.Do(func() {
-		legacyregistry.MustRegister(loopDuration, loopGroups, groupsByState, queueLength, reservations, allocated, allocatable, graphRebuilds, internalErrors)
+		legacyregistry.MustRegister(loopDuration, loopGroups, groupsByState, queueLength, reservations, allocated, allocatable, graphRebuilds, topologyPlacements, internalErrors)
 	})
 }
 
@@ -88,6 +94,14 @@ func (m profileMetrics) observeLoop(s gang.LoopStats) {
 
 func (m profileMetrics) internalError(op string) {
 	internalErrors.WithLabelValues(m.profile, op).Inc()
+}
+
+func (m profileMetrics) placed(p gang.Placement) {
+	level := p.Level
+	if level == "" {
+		level = "none"
+	}
+	topologyPlacements.WithLabelValues(m.profile, p.Asked, level).Inc()
 }
 
 func (m profileMetrics) observeLoopTime(seconds float64) {

@@ -61,3 +61,30 @@ func TestInternalErrorsCounted(t *testing.T) {
 		}
 	}
 }
+
+// Each placement of a group that asked for a domain is counted by how it
+// asked and the level it got; a preference no domain met counts as none.
+func TestTopologyPlacementsCounted(t *testing.T) {
+	registerMetrics()
+	p := &Plugin{h: noEvents{}, metrics: profileMetrics{profile: "fluence-topology"}}
+	p.apply(gang.Effects{Placements: []gang.Placement{
+		{Group: "ns/a", Asked: "required", Level: "example.com/rack"},
+		{Group: "ns/b", Asked: "required", Level: "example.com/rack"},
+		{Group: "ns/c", Asked: "preferred", Level: "example.com/block"},
+		{Group: "ns/d", Asked: "preferred"},
+	}})
+	for _, tc := range []struct {
+		asked, level string
+		want         float64
+	}{
+		{"required", "example.com/rack", 2},
+		{"preferred", "example.com/block", 1},
+		{"preferred", "none", 1},
+		{"preferred", "example.com/rack", 0},
+	} {
+		got, err := testutil.GetCounterMetricValue(topologyPlacements.WithLabelValues("fluence-topology", tc.asked, tc.level))
+		if err != nil || got != tc.want {
+			t.Errorf("fluence_topology_placements_total{asked=%q,level=%q} = %v (%v), want %v", tc.asked, tc.level, got, err, tc.want)
+		}
+	}
+}

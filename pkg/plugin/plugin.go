@@ -415,6 +415,9 @@ func (p *Plugin) apply(fx gang.Effects) {
 		p.log.Error(e.Err, "Internal error in the gang core", "op", e.Op, "group", e.Group)
 		p.metrics.internalError(e.Op)
 	}
+	for _, pl := range fx.Placements {
+		p.metrics.placed(pl)
+	}
 	if len(fx.Activate) > 0 && p.pods != nil {
 		pods := map[string]*corev1.Pod{}
 		for _, r := range fx.Activate {
