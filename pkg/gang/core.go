@@ -22,6 +22,11 @@ type Config struct {
 	// and the nodes, and no zone level unless its label is listed. Empty:
 	// zone and RackLabel as before.
 	TopologyLevels []string
+	// DomainOrder is the order in which the matcher tries the domains of
+	// a level for a group kept within one: DomainTightest (the default),
+	// the least free room first; or DomainFirst, in the graph's order
+	// (label values), to measure what the best fit gains.
+	DomainOrder string
 	// DefaultDuration is the planned run time, in seconds, of a group
 	// whose pods declare none. Default 3600.
 	DefaultDuration int64
@@ -132,6 +137,13 @@ func New(cfg Config) (*Core, error) {
 	}
 	if cfg.RackLabel != "" && len(cfg.TopologyLevels) > 0 {
 		return nil, fmt.Errorf("gang: both RackLabel (%s) and TopologyLevels are set; list the rack label in TopologyLevels instead", cfg.RackLabel)
+	}
+	switch cfg.DomainOrder {
+	case "":
+		cfg.DomainOrder = DomainTightest
+	case DomainTightest, DomainFirst:
+	default:
+		return nil, fmt.Errorf("gang: unknown domain order %q (known: %s, %s)", cfg.DomainOrder, DomainTightest, DomainFirst)
 	}
 	cfg.TopologyLevels = slices.Clone(cfg.TopologyLevels)
 	if _, err := topologyLevels(cfg.TopologyLevels); err != nil {

@@ -29,7 +29,7 @@ func (c *Core) ensureEngine() bool {
 		c.fail("build-graph", "", err)
 		return c.m != nil
 	}
-	m, err := match.New(g, match.Options{Policy: c.cfg.MatchPolicy, TightDomains: true})
+	m, err := match.New(g, match.Options{Policy: c.cfg.MatchPolicy, TightDomains: c.cfg.DomainOrder == DomainTightest, ExactDomains: true})
 	if err != nil {
 		c.fail("new-matcher", "", err)
 		return c.m != nil

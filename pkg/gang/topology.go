@@ -41,6 +41,12 @@ import (
 //
 // A pod joining a running group goes to the group's domain (members.go).
 
+// Domain orders (Config.DomainOrder).
+const (
+	DomainTightest = "tightest"
+	DomainFirst    = "first"
+)
+
 // probeJob is the job id of a dry match; the core's own ids are positive.
 const probeJob = -1
 

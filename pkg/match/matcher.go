@@ -25,6 +25,10 @@ type Options struct {
 	// nodes (a rack, a block), the candidate domains with the least free
 	// room first, whatever the policy (tight.go).
 	TightDomains bool
+	// ExactDomains searches a domain (a rack) whose nodes the first fit
+	// could not pack a mixed job into for any packing that holds it
+	// (exactpack.go).
+	ExactDomains bool
 }
 
 // Matcher owns the allocation state of one graph. It is not safe for
@@ -34,6 +38,7 @@ type Matcher struct {
 	g      *resource.Graph
 	policy Policy
 	tight  bool
+	exact  bool
 
 	// dims: one aggregate dimension per vertex type, plus jobDim counting
 	// the jobs that touch a subtree (Fluxion's exclusivity checker).
@@ -119,6 +124,7 @@ func New(g *resource.Graph, opts Options) (*Matcher, error) {
 		g:      g,
 		policy: pol,
 		tight:  opts.TightDomains,
+		exact:  opts.ExactDomains,
 		dims:   g.NumTypes() + 1,
 		jobDim: g.NumTypes(),
 		dimOf:  make([]int, g.NumTypes()),

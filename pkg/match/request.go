@@ -86,7 +86,7 @@ func (m *Matcher) compile(js *jobspec.Jobspec) *request {
 		}
 		if q.known && !q.slot {
 			q.need[m.dimOf[q.typ]]++
-			if m.tight {
+			if m.tight || m.exact {
 				q.domain, q.tightDim = m.isDomainType(q.typ), m.tightDim(q)
 			}
 		}

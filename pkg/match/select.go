@@ -261,7 +261,7 @@ func (s *selector) fill(u int32, level []*req, rem []int64, top bool) {
 			return
 		}
 	}
-	if len(level) == 1 && level[0].domain {
+	if s.m.tight && len(level) == 1 && level[0].domain {
 		for _, c := range s.tightOrder(u, level[0]) {
 			s.visit(c, level, rem)
 			if done(rem) {
@@ -452,7 +452,7 @@ func (s *selector) takeUnit(c int32, vx *resource.Vertex, q *req) bool {
 		return false
 	}
 	mark := len(s.claims)
-	if len(q.with) > 0 && !s.satisfy(c, q.with, false) && !(q.domain && s.packExact(c, q.with)) {
+	if len(q.with) > 0 && !s.satisfy(c, q.with, false) && !(q.domain && s.m.exact && s.packExact(c, q.with)) {
 		return false
 	}
 	switch {
