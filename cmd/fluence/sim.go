@@ -121,11 +121,16 @@ and Kueue-style quota admission, and prints one comparison table.
 
 With no arguments it replays run8 (100 LAMMPS MiniClusters of 2-6 pods on 8
 nodes with 3 free CPUs each) and shows the measured outcomes beside the
-simulated ones. Makespans are compared with the best of three lower bounds
-(runtime, hold time and, on identical nodes, packing). With several seeds
-(--seeds 1-10) it prints mean, min and max per scheduler instead; --per-seed
-adds each seed's table. Files (CSV and JSON per job and scheduler, plots)
-go to --out.
+simulated ones. --workload picks another built-in workload (run10, backfill,
+topology-fragmented) or a workload file. topology-fragmented is 64 nodes in
+zones, blocks and racks, unevenly loaded, and groups that require or prefer
+a rack or a block; for it (and any workload with topology) a second table
+says where each scheduler's groups ran, by topology level.
+
+Makespans are compared with the best of three lower bounds (runtime, hold
+time and, on identical nodes, packing). With several seeds (--seeds 1-10)
+it prints mean, min and max per scheduler instead; --per-seed adds each
+seed's table. Files (CSV and JSON per job and scheduler, plots) go to --out.
 
 A simulation is a batch run: unless GOGC is set, it collects garbage a
 quarter as often as Go's default (GOGC=400), which takes 5-30% off a large
@@ -140,7 +145,7 @@ run for about twice the peak memory (about 620 MB instead of 320 MB on
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.workload, "workload", "run8", "embedded workload (run8, run10, backfill) or a workload YAML file")
+	fl.StringVar(&f.workload, "workload", "run8", "built-in workload (run8, run10, backfill, topology-fragmented) or a workload YAML file")
 	fl.StringVar(&f.synthetic, "synthetic", "", `synthesize a workload instead, e.g. "nodes=1000,groups=10000" (docs/sim-workload.md); "default" for the defaults`)
 	fl.StringVar(&f.cluster, "cluster", "", `replace the workload's cluster with a generated one, e.g. "cluster[1]->node[8]->{core[3],memory[1]:29}" (memory in GiB)`)
 	fl.StringSliceVar(&f.schedulers, "schedulers", []string{"fluence", "stock", "coscheduling", "quota"}, "schedulers to run")
@@ -186,6 +191,8 @@ func loadSimWorkload(f simFlags, seed64 uint) (*sim.Workload, error) {
 		w, err = sim.Synthesize(s)
 	case f.workload == "backfill":
 		w = sim.BackfillWorkload()
+	case f.workload == "topology-fragmented":
+		w = sim.TopologyFragmentedWorkload()
 	default:
 		data, rerr := experiments.Read(f.workload)
 		if rerr != nil {
@@ -375,6 +382,12 @@ func runSim(stdout, stderr io.Writer, f simFlags) error {
 		}
 		if err := report.Table(stdout, w, results); err != nil {
 			return err
+		}
+		if sim.HasTopology(w) {
+			fmt.Fprintln(stdout)
+			if err := report.TopologyTable(stdout, w, results); err != nil {
+				return err
+			}
 		}
 		if len(f.seeds) > 1 {
 			fmt.Fprintln(stdout)

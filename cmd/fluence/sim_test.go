@@ -77,3 +77,29 @@ func TestSimSeveralSeeds(t *testing.T) {
 	}
 	t.Logf("\n%s", plain)
 }
+
+// The built-in topology workload is listed in --help and, run, prints the
+// comparison and then the topology table.
+func TestSimTopologyWorkload(t *testing.T) {
+	cmd := simCmd()
+	if u := cmd.Flags().Lookup("workload").Usage; !strings.Contains(u, "topology-fragmented") {
+		t.Errorf("--workload usage %q does not list topology-fragmented", u)
+	}
+	cmd.SetArgs([]string{"--workload", "topology-fragmented", "--schedulers", "fluence,stock", "--queue-policy", "easy", "--no-files"})
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(io.Discard)
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for _, want := range []string{"workload topology-fragmented: 92 jobs", "topology of workload topology-fragmented: levels",
+		"WITHIN REQUIRED DOMAIN", "required rack", "required block", "preferred rack", "/44 (100%)", "stock (model)"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("output lacks %q:\n%s", want, s)
+		}
+	}
+	if i, j := strings.Index(s, "SCHEDULER "), strings.Index(s, "topology of workload"); i < 0 || j < i {
+		t.Errorf("the topology table does not follow the comparison:\n%s", s)
+	}
+}

@@ -17,23 +17,31 @@ const (
 // the same every time (no seed), as the backfill workload is.
 //
 // The cluster: 2 zones x 2 blocks x 4 racks x 4 nodes of 8 cores (64
-// nodes, 512 cores). Label values are unique across the cluster (rack
-// a1-r3 is in block a1 of zone a), as domains are told apart by value.
+// nodes, 512 cores), levels zone > block > rack. Label values are unique
+// across the cluster (rack a1-r3 is in block a1 of zone a): a domain is
+// the set of nodes sharing one value.
 //
-// The pre-load, arriving over the first 4 s and running 700-1,500 s:
-// groups that fill a rack to different depths (whole-node pods of 1 to 4
-// nodes, and 6-core pods that leave a 2-core sliver on their node), plus
-// lone pods, so that when the stream arrives the free cores are spread
-// over racks in holes of one to three nodes, and few racks are empty.
+// The pre-load, 20 groups arriving in the first 5 s and running 700 to
+// 1,500 s, takes 302 of the 512 cores: groups of 1 to 4 whole-node pods
+// that require a rack, groups of 6-core pods that leave a 2-core sliver
+// on each node, and lone pods. Fluence packs them: zone a ends up with
+// every node taken (2 to 8 cores left per rack, in slivers), three racks
+// of block b1 partly loaded, and five racks (b1-r4 and block b2) empty.
 //
-// The stream: from t = 10 s, one group every 20 s, six rounds of twelve
-// shapes of 2 to 16 pods, some heterogeneous (a leader of 6 or 8 cores
-// with smaller workers): a quarter require a rack, one in six a block, a
-// third prefer a rack, the rest ask nothing. Runtimes are 100-600 s,
-// declared 25% over (rounded up to the second), so backfill can plan.
-// Every group fits its domain of the empty cluster, so every group
-// completes under fluence; whether it waits for a whole rack or block to
-// free is the point.
+// The stream, from t = 10 s, one group every 20 s until t = 1,430 s: six
+// rounds of twelve shapes of 2 to 16 pods, three of them heterogeneous
+// (leaders of 6 or 8 cores with 2- or 4-core workers). Per round three
+// require a rack (two of them a whole rack's cores), two a block, four
+// prefer a rack (one a whole rack's cores), three ask nothing. Runtimes are 72 to
+// 630 s. Every group declares a duration 25% over its runtime (rounded
+// up to the second), so backfill can plan, and releases its nodes 2 s
+// after completing.
+//
+// In all: 92 groups, 32 requiring a rack, 12 a block, 24 preferring a
+// rack, 24 unconstrained. Every group fits its domain of the empty
+// cluster, so every group completes under fluence; how long it waits for
+// a rack or a block to free, and where the preferring groups land, is the
+// point.
 func TopologyFragmentedWorkload() *Workload {
 	w := &Workload{
 		Name:           "topology-fragmented",

@@ -471,6 +471,7 @@ func FuzzParseWorkload(f *testing.F) {
 		"groups: [{pods: 1e3}]\n",
 		"cluster: {nodes: [{cpu: 1, name: \"x y\", labels: {\"<<\": \"a\\tb\", null: \"\"}}]}\ngroups: [{name: \"true\", pods: 1, cpu: 1, runtime: 1}]\n",
 		"cluster: {nodes: [{cpu: 1Ei}]}\ngroups: [{pods: 1, cpu: 0.0001m, runtime: 1e308}]\n",
+		"cluster: {nodes: [{cpu: 4, labels: {r: a, z: \"1\"}}]}\ntopology_levels: [z, r]\ngroups: [{pods: 2, cpu: 1, runtime: 1, topology_required: r}, {pods: 1, cpu: 1, runtime: 1, topology_preferred: z}]\n",
 	} {
 		f.Add([]byte(s))
 	}

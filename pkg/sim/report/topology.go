@@ -14,8 +14,8 @@ import (
 const TopologyLegend = `Level columns: placed groups by the tightest level one domain of which (the nodes sharing one value of its label, ` +
 	`and of every level outside it) held all their pods, read from the nodes each pod ran on and their labels, not from any scheduler's messages; ` +
 	`ANYWHERE: no single domain of any level held them. A lone pod is always within its rack. ` +
-	`WITHIN REQUIRED DOMAIN: placed groups with a required key whose pods all shared one value of it; fluence must show 100%. ` +
-	`"(model)" schedulers ignore topology: their columns show where pod-by-pod or gang-by-gang placement happened to put each group. ` +
+	`WITHIN REQUIRED DOMAIN: placed groups with a required key whose pods all shared one value of it (for fluence it must be 100%). ` +
+	`"(model)" schedulers place pod by pod without regard to topology: their columns show where that happened to put each group. ` +
 	`Makespan as in the table above ("-" unless every job completed); mean wait: arrival to start of the placed groups of the row.`
 
 // TopologyTable writes, for a workload with topology (sim.HasTopology),
