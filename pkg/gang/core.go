@@ -27,6 +27,9 @@ type Config struct {
 	// the least free room first; or DomainFirst, in the graph's order
 	// (label values), to measure what the best fit gains.
 	DomainOrder string
+	// Preemption lets waiting groups evict running groups of lower
+	// priority (preempt.go); nil: no preemption.
+	Preemption *Preemption
 	// DefaultDuration is the planned run time, in seconds, of a group
 	// whose pods declare none. Default 3600.
 	DefaultDuration int64
@@ -119,6 +122,9 @@ type Core struct {
 	// something happened to since their whole condition was reported.
 	finishedKey map[string]string
 	review      map[string]bool
+	// evicting and preempting are the keys of groups being preempted and
+	// of the groups holding their nodes (preempt.go).
+	evicting, preempting map[string]bool
 
 	fx  effects
 	now int64
@@ -174,6 +180,8 @@ func New(cfg Config) (*Core, error) {
 		foreignJob: map[string]int64{},
 		overloaded: map[string]bool{},
 		review:     map[string]bool{},
+		evicting:   map[string]bool{},
+		preempting: map[string]bool{},
 	}, nil
 }
 

@@ -23,6 +23,8 @@ type Effects struct {
 	// Conditions: a group's condition changed (only groups that name an
 	// object: a scheduler-plugins or a Kubernetes PodGroup).
 	Conditions []Condition
+	// Evictions: pods to evict, their group preempted (preempt.go).
+	Evictions []Eviction
 	// Placements: groups that asked for a topology domain and were
 	// placed, with the level they got.
 	Placements []Placement

@@ -269,6 +269,9 @@ func (c *Core) trySubmit(g *group) {
 	if g.state == rejected || g.state == invalid {
 		return
 	}
+	if g.evictedBy != "" {
+		return // preempted: placed whole again once nothing of it runs (preempt.go)
+	}
 	if g.underway() {
 		c.fillVacancies(g)
 		c.joinPods(g)
@@ -538,6 +541,7 @@ func (c *Core) schedule() {
 	// A failed loop left the queue consistent and the next one tries
 	// again, but a loop that keeps failing is a bug to see.
 	c.fail("schedule", "", err)
+	c.preempt()
 }
 
 // waiting records a decision that leaves the group waiting: reserved at

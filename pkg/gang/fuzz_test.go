@@ -95,8 +95,12 @@ func newFuzzer(t *testing.T, data []byte) *fuzzer {
 	fz := &fuzzer{t: t, data: data}
 	n := 2 + int(fz.byte())%5
 	cfg := Config{Queue: queue.Config{Policy: fuzzPolicies[int(fz.byte())%len(fuzzPolicies)]}, RunID: "fuzz", DefaultDuration: 60}
-	if fz.byte()%2 == 1 {
+	if b := fz.byte(); b%2 == 1 {
 		cfg.RackLabel = "rack"
+	} else if b&2 != 0 {
+		// The same byte, so the seeds found before preemption still
+		// read the same sequences.
+		cfg.Preemption = &Preemption{After: int64(b>>2) % 4 * 20, MinRuntime: int64(b>>4) % 2 * 30, Timeout: 10}
 	}
 	core, err := New(cfg)
 	if err != nil {

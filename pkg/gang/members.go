@@ -128,7 +128,9 @@ func (c *Core) lose(g *group, s *slot, name string, end ending) {
 		return
 	}
 	n := c.nodes[s.node]
-	keep := !end.refused && n != nil && !n.Down
+	// A preempted group's slots are not kept: its nodes go to the group
+	// that preempted it.
+	keep := g.evictedBy == "" && !end.refused && n != nil && !n.Down
 	if keep {
 		s.pod, s.bound, s.reserved = "", false, false
 	} else {
@@ -136,7 +138,7 @@ func (c *Core) lose(g *group, s *slot, name string, end ending) {
 	}
 	g.lastLost = fmt.Sprintf("member %s %s on %s", name, end, s.node)
 	first := firstMember(g)
-	if first == nil {
+	if first == nil || g.evictedBy != "" {
 		return // no member left to tell
 	}
 	where := "anywhere the group's constraints allow"

@@ -102,7 +102,7 @@ func (s *script) start() {
 	s.core = core
 	s.fw = NewFramework(core, s.bind)
 	s.fw.Observe = func(fx Effects) {
-		s.print(Effects{Events: fx.Events, Conditions: fx.Conditions, Placements: fx.Placements, Errors: fx.Errors})
+		s.print(Effects{Events: fx.Events, Conditions: fx.Conditions, Placements: fx.Placements, Evictions: fx.Evictions, Errors: fx.Errors})
 	}
 	s.fw.Filter = s.filter
 }
@@ -162,6 +162,13 @@ func (s *script) exec(f []string) error {
 		if r, ok := args["rack"]; ok {
 			s.cfg.RackLabel = r
 		}
+		if pr, ok := args["preempt"]; ok { // after[:min-runtime[:timeout]], seconds
+			v := strings.Split(pr, ":")
+			for len(v) < 3 {
+				v = append(v, "0")
+			}
+			s.cfg.Preemption = &Preemption{After: atoi(v[0]), MinRuntime: atoi(v[1]), Timeout: atoi(v[2])}
+		}
 		s.start()
 	case "at":
 		s.now = atoi(f[1])
@@ -192,6 +199,7 @@ func (s *script) exec(f []string) error {
 		p.Invalid = strings.ReplaceAll(args["bad"], "_", " ")
 		p.Apart = args["apart"] == "true" // one per node, as the engine knows it
 		p.Gated = args["gated"] == "true" // scheduling gates: see "ungate"
+		p.PreemptNever = args["preempt"] == "Never"
 		id := NewGroupID("ns", f[1], 1, SourcePod)
 		if g := args["group"]; g != "" {
 			name, size, _ := strings.Cut(g, "/")
@@ -209,8 +217,9 @@ func (s *script) exec(f []string) error {
 		if gp, ok := args["gprio"]; ok { // the group object's own priority
 			id.Priority, id.HasPriority = int32(atoi(gp)), true
 		}
-		id.TopologyKey = args["topo"]       // the group's object asks for one domain of this label
-		id.TopologyPreferred = args["pref"] // ... or would rather have one
+		id.PreemptionPolicy = args["gpreempt"] // the group object's preemptionPolicy
+		id.TopologyKey = args["topo"]          // the group's object asks for one domain of this label
+		id.TopologyPreferred = args["pref"]    // ... or would rather have one
 		if args["claims"] != "" {
 			id.Unsupported = args["claims"] + " resource claims"
 		}
@@ -416,6 +425,9 @@ func (s *script) print(fx Effects) {
 	}
 	for _, c := range fx.Conditions {
 		fmt.Fprintf(&s.out, "  condition %s %s: %s\n", c.Group.Key, c.Status, c.Message)
+	}
+	for _, e := range fx.Evictions {
+		fmt.Fprintf(&s.out, "  evict %s of %s by %s\n", e.Pod, e.Group, e.By)
 	}
 	for _, p := range fx.Placements {
 		fmt.Fprintf(&s.out, "  placement %s %s level=%q\n", p.Group, p.Asked, p.Level)

@@ -141,6 +141,12 @@ type group struct {
 	// to (topology.go), "" for none; plannedLevel, the topology key one of
 	// whose domains the matcher chooses for it.
 	planned, plannedLevel string
+	// evictedBy is the group that preempted this one, while its pods
+	// go; preempt, a preemptor's hold on its victims' nodes; preemptNext,
+	// when a group that could not preempt may try again (preempt.go).
+	evictedBy   string
+	preempt     *preemptHold
+	preemptNext int64
 }
 
 // waitKey is a queue decision for a waiting group.

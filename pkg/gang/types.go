@@ -165,6 +165,9 @@ type Pod struct {
 	// "DeadlineExceeded"), for messages, and to tell a node's refusal
 	// from other failures.
 	FailReason string
+	// PreemptNever: the pod's preemptionPolicy is Never; a group of such
+	// pods does not preempt, unless its PodGroup says otherwise.
+	PreemptNever bool
 	// Deleting: the pod is being deleted and will not be scheduled.
 	Deleting bool
 	// Gated: the pod has scheduling gates (Kueue holds pods so until

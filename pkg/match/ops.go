@@ -539,3 +539,29 @@ func (m *Matcher) Share(js *jobspec.Jobspec) float64 {
 	}
 	return s
 }
+
+// FitsWithout is Fits as if the jobs named by without were gone: what a
+// job would find free should those jobs be cancelled (a preemption's
+// question). Their spans are taken out for the match and put back after
+// it, as Extend does, so nothing changes.
+func (m *Matcher) FitsWithout(js *jobspec.Jobspec, id, now int64, without []int64) (*Result, error) {
+	var out []*Job
+	for _, w := range without {
+		j, ok := m.jobs[w]
+		if !ok {
+			return nil, fmt.Errorf("match: no job %d", w)
+		}
+		if slices.Contains(out, j) {
+			continue
+		}
+		m.release(j)
+		out = append(out, j)
+	}
+	r, err := m.Fits(js, id, now)
+	for i := len(out) - 1; i >= 0; i-- {
+		if aerr := m.apply(out[i]); aerr != nil && err == nil {
+			err = fmt.Errorf("match: job %d could not be put back after a match without it: %w", out[i].ID, aerr)
+		}
+	}
+	return r, err
+}

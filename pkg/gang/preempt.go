@@ -1,0 +1,338 @@
+package gang
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/fluence-sched/fluence/pkg/match"
+)
+
+// Preemption: a waiting group may evict running groups of lower priority
+// to start now, rather than wait for them to end.
+//
+// When. After each queue loop, a group waiting whole (not a pod joining a
+// running group) may preempt when its priority policy allows it (not
+// Never), no hold keeps it back, and its reserved start is further away
+// than Preemption.After (0: only when it has no reservation at all). The
+// planner knows when each running group should end, so a group whose
+// reservation is near waits for it instead of evicting anyone.
+//
+// Whom. Running groups of strictly lower priority that have run at least
+// Preemption.MinRuntime, whole: a group is never left partly running.
+// They are tried cheapest first: lowest priority, then least work done
+// (pods x time run), then key; the matcher answers, for each prefix of
+// that order, whether the group would fit were those groups gone
+// (match.FitsWithout, which changes nothing). Then each chosen victim is
+// spared again, dearest first, if the group still fits without evicting
+// it: the fewest, cheapest groups that make room.
+//
+// Then. The victims' pods are evicted (Effects.Evictions: the plugin
+// marks each with the DisruptionTarget condition and deletes it with its
+// grace period) and their planned end is brought to now plus
+// Preemption.Timeout. The preemptor's reservation thus falls on the
+// victims' nodes at that time, and the queue's backfill lets nothing of
+// lower priority take them meanwhile; once the victims' pods are gone,
+// the group starts. A victim that is still there at the timeout
+// overruns, as any group running late: its end is extended, the
+// preemptor's reservation moves with it, and the hold is released.
+//
+// One preemption is decided per loop: the next loop sees its effect.
+
+// Preemption configures preemption; a nil Config.Preemption turns it off.
+type Preemption struct {
+	// After, in seconds: a waiting group preempts when its reserved start
+	// is further from now than this, or it has no reservation. 0: only
+	// when it has no reservation.
+	After int64
+	// MinRuntime, in seconds, is how long a group runs before it may be
+	// preempted.
+	MinRuntime int64
+	// Timeout, in seconds, is how long the victims have to go before the
+	// hold on their nodes is released. Default 120.
+	Timeout int64
+}
+
+// PreemptNever is the preemption policy that keeps a group from
+// preempting (a PodGroup's or a pod's preemptionPolicy).
+const PreemptNever = "Never"
+
+// Eviction asks for a pod to be evicted: a member of Group, preempted by
+// the group By.
+type Eviction struct {
+	Pod     Ref
+	Group   string
+	By      string
+	Message string
+}
+
+// preemptHold is a preemptor's: the groups it evicts, and when the hold
+// on their nodes ends.
+type preemptHold struct {
+	victims []string
+	until   int64
+}
+
+// preemptRetry is how long, in seconds, a group that could not preempt
+// waits before it tries again (unless a victim's end frees it first).
+const preemptRetry = 5
+
+// victim is a running group a preemptor may evict.
+type victim struct {
+	g     *group
+	ids   []int64 // its running allocations
+	pods  int
+	start int64
+	work  int64 // pods x ticks run
+}
+
+// preempt runs after a queue loop: it settles preemptions under way and
+// lets one waiting group preempt.
+func (c *Core) preempt() {
+	p := c.cfg.Preemption
+	if p == nil || c.m == nil {
+		return
+	}
+	c.settlePreemptions()
+	for _, g := range c.preemptors() {
+		if c.tryPreempt(g, p) {
+			return
+		}
+	}
+}
+
+// settlePreemptions ends the holds past their time or whose group
+// started, and forgets the eviction of victims nothing of which runs.
+func (c *Core) settlePreemptions() {
+	for _, key := range slices.Sorted(maps.Keys(c.evicting)) {
+		v := c.groups[key]
+		if v == nil || !v.running() {
+			if v != nil {
+				v.evictedBy = ""
+				c.touch(v) // its pods are asked for whole again
+			}
+			delete(c.evicting, key)
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(c.preempting)) {
+		g := c.groups[key]
+		if g == nil || g.preempt == nil || g.state != queued || c.now >= g.preempt.until {
+			if g != nil {
+				g.preempt = nil
+			}
+			delete(c.preempting, key)
+		}
+	}
+}
+
+// running reports whether the group holds nodes.
+func (g *group) running() bool {
+	for _, a := range g.allocs {
+		if a.running {
+			return true
+		}
+	}
+	return false
+}
+
+// preemptors lists the groups that may preempt now, highest priority
+// first, then in queue order.
+func (c *Core) preemptors() []*group {
+	after := c.seconds(c.cfg.Preemption.After)
+	var out []*group
+	for _, g := range c.groups {
+		if g.state != queued || g.underway() || g.preempt != nil || c.now < g.holdUntil || c.now < g.preemptNext {
+			continue
+		}
+		if c.preemptPolicy(g) == PreemptNever {
+			continue
+		}
+		if g.reservedAt >= 0 && (after == 0 || g.reservedAt-c.now <= after) {
+			continue // its start is near enough: it waits
+		}
+		if c.waitingAlloc(g) == nil {
+			continue
+		}
+		out = append(out, g)
+	}
+	slices.SortFunc(out, func(a, b *group) int {
+		if a.priority != b.priority {
+			return cmp.Compare(b.priority, a.priority)
+		}
+		if c := cmp.Compare(a.since, b.since); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id.Key, b.id.Key)
+	})
+	return out
+}
+
+// preemptPolicy is the group's own policy, else Never when any of its
+// pods says Never.
+func (c *Core) preemptPolicy(g *group) string {
+	if g.id.PreemptionPolicy != "" {
+		return g.id.PreemptionPolicy
+	}
+	for _, p := range g.members {
+		if p.PreemptNever {
+			return PreemptNever
+		}
+	}
+	return ""
+}
+
+// waitingAlloc is the group's request in the queue, if any.
+func (c *Core) waitingAlloc(g *group) *alloc {
+	for _, a := range g.allocs {
+		if !a.running && !c.unplaced[a.id] {
+			return a
+		}
+	}
+	return nil
+}
+
+// victims lists the running groups g may evict, cheapest first, and
+// the first time a group too young to evict now comes of age (-1: none).
+func (c *Core) victims(g *group, p *Preemption) ([]victim, int64) {
+	minRun := c.seconds(p.MinRuntime)
+	var out []victim
+	next := int64(-1)
+	for _, v := range c.groups {
+		if v == g || v.evictedBy != "" || v.priority >= g.priority {
+			continue
+		}
+		vc := victim{g: v, start: -1}
+		for _, a := range v.allocs {
+			if !a.running || c.unplaced[a.id] {
+				continue
+			}
+			vc.ids = append(vc.ids, a.id)
+			if vc.start < 0 || a.start < vc.start {
+				vc.start = a.start
+			}
+			for _, s := range a.slots {
+				if !s.done {
+					vc.pods++
+				}
+			}
+		}
+		if len(vc.ids) == 0 {
+			continue
+		}
+		if c.now-vc.start < minRun {
+			if at := vc.start + minRun; next < 0 || at < next {
+				next = at
+			}
+			continue
+		}
+		vc.work = int64(vc.pods) * (c.now - vc.start)
+		out = append(out, vc)
+	}
+	slices.SortFunc(out, func(a, b victim) int {
+		if a.g.priority != b.g.priority {
+			return cmp.Compare(a.g.priority, b.g.priority)
+		}
+		if a.work != b.work {
+			return cmp.Compare(a.work, b.work)
+		}
+		return cmp.Compare(a.g.id.Key, b.g.id.Key)
+	})
+	return out, next
+}
+
+// tryPreempt evicts the cheapest set of groups that lets g start now, if
+// there is one, and reports whether it did.
+func (c *Core) tryPreempt(g *group, p *Preemption) bool {
+	a := c.waitingAlloc(g)
+	cands, older := c.victims(g, p)
+	// Tried again after a while, or as soon as a group comes of age.
+	g.preemptNext = c.now + c.seconds(preemptRetry)
+	if older >= 0 {
+		g.preemptNext = min(g.preemptNext, older)
+	}
+	if len(cands) == 0 {
+		return false
+	}
+	var base []int64
+	if _, ok := c.m.Info(a.id); ok {
+		base = append(base, a.id) // its own reservation is no obstacle
+	}
+	fits := func(chosen []victim) bool {
+		without := slices.Clone(base)
+		for _, v := range chosen {
+			without = append(without, v.ids...)
+		}
+		r, err := c.m.FitsWithout(a.js, probeJob, c.now, without)
+		c.fail("preempt", g.id.Key, err)
+		return err == nil && r.Status == match.Allocated
+	}
+	n := 0
+	for n < len(cands) && !fits(cands[:n+1]) {
+		n++
+	}
+	if n == len(cands) {
+		return false // even with every group it may evict gone, it would not fit now
+	}
+	chosen := slices.Clone(cands[:n+1])
+	for i := len(chosen) - 1; i >= 0 && len(chosen) > 1; i-- {
+		rest := slices.Delete(slices.Clone(chosen), i, i+1)
+		if fits(rest) {
+			chosen = rest
+		}
+	}
+	c.evict(g, chosen, p)
+	return true
+}
+
+// evict carries out a preemption: the victims' pods are evicted, their
+// planned end brought to the hold's, and the preemptor holds their nodes
+// until then.
+func (c *Core) evict(g *group, chosen []victim, p *Preemption) {
+	timeout := p.Timeout
+	if timeout <= 0 {
+		timeout = 120
+	}
+	until := c.now + c.seconds(timeout)
+	hold := &preemptHold{until: until}
+	var named []string
+	for _, v := range chosen {
+		vg := v.g
+		vg.evictedBy = g.id.Key
+		c.evicting[vg.id.Key] = true
+		hold.victims = append(hold.victims, vg.id.Key)
+		named = append(named, fmt.Sprintf("%s (priority %d, %d pods)", vg.id.Key, vg.priority, v.pods))
+		msg := fmt.Sprintf("preempted by pod group %s (priority %d), which needs its nodes to start; pod group %s (priority %d) is evicted whole",
+			g.id.Key, g.priority, vg.id.Key, vg.priority)
+		for _, a := range vg.allocs {
+			if !a.running || c.unplaced[a.id] {
+				continue
+			}
+			if end := until - a.start; a.dur == 0 || a.dur > end {
+				if err := c.q.Extend(a.id, max(end, 1)); err == nil {
+					a.dur = max(end, 1)
+				} else {
+					c.fail("preempt", vg.id.Key, err)
+				}
+				c.planned(vg, a)
+			}
+			for _, s := range a.slots {
+				if s.done || s.pod == "" {
+					continue
+				}
+				if m := vg.members[s.pod]; m != nil {
+					c.fx.out.Evictions = append(c.fx.out.Evictions, Eviction{Pod: m.ref(), Group: vg.id.Key, By: g.id.Key, Message: msg})
+				}
+			}
+		}
+		c.explain(vg, true, "FluencePreempted", "pod group "+vg.id.Key+" "+msg)
+		c.touch(vg)
+	}
+	g.preempt = hold
+	c.preempting[g.id.Key] = true
+	c.explain(g, false, "FluencePreempting", fmt.Sprintf("pod group %s (priority %d) evicts %s to start now; it holds their nodes until %s",
+		g.id.Key, g.priority, strings.Join(named, ", "), c.cfg.FormatTime(until)))
+	c.touch(g)
+	c.q.Freed()
+}
