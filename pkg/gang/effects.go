@@ -90,12 +90,15 @@ const (
 	Whole
 	Elastic
 	Broken
+	// Disrupted: the group is being preempted (a Kubernetes PodGroup's
+	// DisruptionTarget condition), a condition of its own too.
+	Disrupted
 )
 
-var conditionNames = [...]string{"", "Scheduled", "Waiting", "Unsatisfiable", "Whole", "Elastic", "Broken"}
+var conditionNames = [...]string{"", "Scheduled", "Waiting", "Unsatisfiable", "Whole", "Elastic", "Broken", "Disrupted"}
 
 // Wholeness reports whether the status is one of the whole condition's.
-func (s ConditionStatus) Wholeness() bool { return s >= Whole }
+func (s ConditionStatus) Wholeness() bool { return s >= Whole && s <= Broken }
 
 func (s ConditionStatus) String() string { return conditionNames[s] }
 

@@ -327,6 +327,7 @@ func (c *Core) evict(g *group, chosen []victim, p *Preemption) {
 			}
 		}
 		c.explain(vg, true, "FluencePreempted", "pod group "+vg.id.Key+" "+msg)
+		c.condition(vg, Disrupted, msg)
 		c.touch(vg)
 	}
 	g.preempt = hold
