@@ -605,7 +605,7 @@ func (c *Core) started(g *group, a *alloc, at int64) {
 		return
 	}
 	joining := g.underway()
-	g.everPlaced, g.joinRefused = true, ""
+	g.everPlaced, g.joinRefused, g.preemptNote = true, "", ""
 	c.touch(g)
 	a.running, a.start = true, at
 	a.dur = info.Duration

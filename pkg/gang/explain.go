@@ -122,7 +122,32 @@ func (s *Snapshot) Explain(key string) (Explanation, bool) {
 	if len(g.Domains) > 0 {
 		e.Details = append(e.Details, topologyDetail(g))
 	}
+	e.Details = append(e.Details, s.preemptionDetails(g, entry)...)
 	return e, true
+}
+
+// preemptionDetails say whether a waiting group preempts, why not, or
+// that it is being preempted.
+func (s *Snapshot) preemptionDetails(g GroupStatus, entry *QueueEntry) []string {
+	var out []string
+	if g.EvictedBy != "" {
+		out = append(out, fmt.Sprintf("It is being preempted by %s: its pods are evicted, and the group is placed whole again once none of them runs.", g.EvictedBy))
+	}
+	switch {
+	case len(g.Preempting) > 0:
+		out = append(out, fmt.Sprintf("It preempts %s to start: it is reserved on their nodes, which it holds until %s; should they still run then, it is planned again.",
+			strings.Join(g.Preempting, ", "), s.when(g.PreemptUntil)))
+	case entry == nil || s.Preemption == nil:
+	case g.PreemptNote != "":
+		out = append(out, fmt.Sprintf("It does not preempt: %s.", g.PreemptNote))
+	default:
+		when := "when it has no reservation"
+		if s.Preemption.After > 0 {
+			when = fmt.Sprintf("when its reserved start is more than %d s away, or it has none", s.Preemption.After)
+		}
+		out = append(out, fmt.Sprintf("It may preempt running groups of lower priority than its %d, whole, %s.", g.Priority, when))
+	}
+	return out
 }
 
 // topologyDetail says which topology domain a group is kept in.

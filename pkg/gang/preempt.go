@@ -147,10 +147,16 @@ func (c *Core) preemptors() []*group {
 			continue
 		}
 		if c.preemptPolicy(g) == PreemptNever {
+			g.preemptNote = "its preemptionPolicy is Never"
 			continue
 		}
 		if g.reservedAt >= 0 && (after == 0 || g.reservedAt-c.now <= after) {
-			continue // its start is near enough: it waits
+			// Its start is near enough: it waits.
+			g.preemptNote = "its reserved start is near enough to wait for"
+			if after > 0 {
+				g.preemptNote = fmt.Sprintf("its reserved start is within %d s, near enough to wait for", c.cfg.Preemption.After)
+			}
+			continue
 		}
 		if c.waitingAlloc(g) == nil {
 			continue
@@ -253,6 +259,11 @@ func (c *Core) tryPreempt(g *group, p *Preemption) bool {
 		g.preemptNext = min(g.preemptNext, older)
 	}
 	if len(cands) == 0 {
+		g.preemptNote = "no running group of lower priority may be evicted"
+		if older >= 0 {
+			g.preemptNote = fmt.Sprintf("the running groups of lower priority have not run the %d s a group runs before it may be preempted; the first will have at %s",
+				p.MinRuntime, c.cfg.FormatTime(older))
+		}
 		return false
 	}
 	var base []int64
@@ -273,8 +284,10 @@ func (c *Core) tryPreempt(g *group, p *Preemption) bool {
 		n++
 	}
 	if n == len(cands) {
-		return false // even with every group it may evict gone, it would not fit now
+		g.preemptNote = fmt.Sprintf("even with all %d running groups of lower priority it may evict gone, it would not fit now", len(cands))
+		return false
 	}
+	g.preemptNote = ""
 	chosen := slices.Clone(cands[:n+1])
 	for i := len(chosen) - 1; i >= 0 && len(chosen) > 1; i-- {
 		rest := slices.Delete(slices.Clone(chosen), i, i+1)

@@ -23,6 +23,8 @@ type Snapshot struct {
 	// QueueConfig is the queue's validated configuration (policy and
 	// depths).
 	QueueConfig queue.Config
+	// Preemption is the core's preemption settings; nil when off.
+	Preemption *Preemption
 	// Queue lists the requests in the queue, in the engine's order: the
 	// groups it considers (pending or reserved) first, then those blocked
 	// until resources change.
@@ -97,6 +99,14 @@ type GroupStatus struct {
 	// Domains are the topology domains (key=value) its allocations run
 	// in or wait for, in order: what a topology constraint got it.
 	Domains []string
+	// Preempting are the groups it evicts to start, and PreemptUntil the
+	// end of its hold on their nodes; EvictedBy, the group evicting it
+	// (preempt.go). PreemptNote says why a waiting group did not preempt
+	// at its last try ("" when it did not try).
+	Preempting   []string
+	PreemptUntil int64
+	EvictedBy    string
+	PreemptNote  string
 }
 
 // Refusal is the nodes that turned one pod away.
@@ -190,6 +200,10 @@ func (c *Core) Snapshot(now int64) Snapshot {
 		MatchPolicy:    c.cfg.MatchPolicy,
 		QueueConfig:    c.cfg.Queue,
 		format:         c.cfg.FormatTime,
+	}
+	if p := c.cfg.Preemption; p != nil {
+		cp := *p
+		s.Preemption = &cp
 	}
 	s.Nodes = c.nodeStatuses()
 	fr := &freeNodes{admits: map[string][]bool{}}
@@ -314,6 +328,10 @@ func (c *Core) groupStatus(g *group, fr *freeNodes) GroupStatus {
 			name = p.String()
 		}
 		st.Refused = append(st.Refused, Refusal{Pod: name, Nodes: slices.Clone(g.avoid[uid])})
+	}
+	st.EvictedBy, st.PreemptNote = g.evictedBy, g.preemptNote
+	if h := g.preempt; h != nil {
+		st.Preempting, st.PreemptUntil = slices.Clone(h.victims), h.until
 	}
 	unlimited := false
 	for _, a := range g.allocs {

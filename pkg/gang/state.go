@@ -147,6 +147,8 @@ type group struct {
 	evictedBy   string
 	preempt     *preemptHold
 	preemptNext int64
+	// preemptNote says why the group did not preempt at its last try.
+	preemptNote string
 }
 
 // waitKey is a queue decision for a waiting group.
