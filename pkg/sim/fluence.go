@@ -30,6 +30,9 @@ type FluenceConfig struct {
 	// workload's (Workload.TopologyLevels), else none: the zone level
 	// only, as before.
 	TopologyLevels []string
+	// DomainOrder is the core's order of a level's domains for a group
+	// kept within one: tightest (the default) or first (gang.Config).
+	DomainOrder string
 	// Oracle plans every group with its true hold time (runtime plus
 	// release delay), which no scheduler knows; every output says so.
 	Oracle bool
@@ -88,7 +91,7 @@ func NewFluence(cfg FluenceConfig) (Scheduler, error) {
 func (f *fluence) newCore() (*gang.Core, error) {
 	return gang.New(gang.Config{
 		MatchPolicy: f.cfg.MatchPolicy, Queue: f.cfg.Queue, DefaultDuration: f.cfg.DefaultDuration,
-		TopologyLevels: f.levels, TicksPerSecond: msPerSecond, RunID: "sim",
+		TopologyLevels: f.levels, DomainOrder: f.cfg.DomainOrder, TicksPerSecond: msPerSecond, RunID: "sim",
 	})
 }
 
