@@ -125,6 +125,10 @@ type Core struct {
 	// evicting and preempting are the keys of groups being preempted and
 	// of the groups holding their nodes (preempt.go).
 	evicting, preempting map[string]bool
+	// unmet are the keys of groups waiting with a preference for a
+	// topology domain that no domain met when their request was built
+	// (topology.go).
+	unmet map[string]bool
 
 	fx  effects
 	now int64
@@ -182,6 +186,7 @@ func New(cfg Config) (*Core, error) {
 		review:     map[string]bool{},
 		evicting:   map[string]bool{},
 		preempting: map[string]bool{},
+		unmet:      map[string]bool{},
 	}, nil
 }
 

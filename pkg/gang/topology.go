@@ -428,3 +428,34 @@ func (c *Core) placedIn(g *group, a *alloc) {
 	}
 	c.fx.out.Placements = append(c.fx.out.Placements, Placement{Group: g.id.Key, Asked: asked, Level: level})
 }
+
+// refreshUnmet builds again the request of a waiting group whose
+// preference no domain met when its request was built, once one of its
+// domains would hold it now: it keeps its place in line, and starts in
+// that domain rather than anywhere. Without this a group that found the
+// cluster full would, once room freed, be placed wherever it freed.
+func (c *Core) refreshUnmet() {
+	if c.m == nil {
+		return
+	}
+	for _, key := range slices.Sorted(maps.Keys(c.unmet)) {
+		g := c.groups[key]
+		a := (*alloc)(nil)
+		if g != nil && g.state == queued {
+			a = c.waitingAlloc(g)
+		}
+		if a == nil || a.domain != "" || a.domainKey != "" {
+			delete(c.unmet, key)
+			continue
+		}
+		pods := c.podsByUID(g, a.pods)
+		if len(pods) != len(a.pods) {
+			continue // a pod went away: the request is withdrawn anyway
+		}
+		if _, _, err := c.groupRequest(g, pods, 0, Shape{}); err != nil || (g.planned == "" && g.plannedLevel == "") {
+			continue
+		}
+		delete(c.unmet, key)
+		c.resubmit(g, a)
+	}
+}
