@@ -238,6 +238,16 @@ func (c *Core) Record(uid string) string {
 	return rec
 }
 
+// Domain returns the topology domain (key=value) of the pod's
+// allocation, to write on the pod at binding; "" when its group asked for
+// none or got none.
+func (c *Core) Domain(uid string) string {
+	if _, a, _, err := c.podSlot(uid); err == nil {
+		return a.domain
+	}
+	return ""
+}
+
 // Allocation returns the record of the pod's allocation and how many
 // slots it has; "" and 0 for a pod outside any allocation.
 func (c *Core) Allocation(uid string) (string, int) {

@@ -392,7 +392,15 @@ func (s *script) trace(traces []Trace) {
 	for _, tr := range traces {
 		switch {
 		case tr.Bound != "":
-			fmt.Fprintf(&s.out, "  bound %s -> %s\n", tr.Pod, tr.Bound)
+			var domain string
+			for _, p := range s.pods {
+				if p.String() == tr.Pod {
+					if d := s.core.Domain(p.UID); d != "" {
+						domain = " (" + d + ")" // the domain annotation written at binding
+					}
+				}
+			}
+			fmt.Fprintf(&s.out, "  bound %s -> %s%s\n", tr.Pod, tr.Bound, domain)
 			for name, p := range s.pods {
 				if p.String() == tr.Pod {
 					p.NodeName = tr.Bound
