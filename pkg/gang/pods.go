@@ -47,6 +47,9 @@ func (c *Core) PodSeen(p Pod, now int64) {
 				g.members[p.UID] = &p
 				c.touch(g)
 				c.letThrough(g, a)
+				if p.Preempted && g.evictedBy == "" {
+					c.evictRest(g, &p)
+				}
 				return
 			}
 			// A member bound without this scheduler's say: by hand, by

@@ -350,3 +350,30 @@ func (c *Core) evict(g *group, chosen []victim, p *Preemption) {
 	c.touch(g)
 	c.q.Freed()
 }
+
+// evictRest evicts the rest of a running group one of whose members
+// another scheduler's preemption is taking, pod by pod: a gang that lost
+// one member to make room holds its other nodes for nothing, so it goes
+// whole, and its pods are placed whole again once none of them runs.
+func (c *Core) evictRest(g *group, taken *Pod) {
+	by := "the preemption of its member " + taken.String()
+	g.evictedBy = by
+	c.evicting[g.id.Key] = true
+	msg := fmt.Sprintf("its member %s is being preempted by a scheduler other than fluence (DisruptionTarget: PreemptionByScheduler); pod group %s is evicted whole rather than left holding its other nodes", taken, g.id.Key)
+	for _, a := range g.allocs {
+		if !a.running {
+			continue
+		}
+		for _, s := range a.slots {
+			if s.done || s.pod == "" || s.pod == taken.UID {
+				continue
+			}
+			if m := g.members[s.pod]; m != nil && !m.Preempted {
+				c.fx.out.Evictions = append(c.fx.out.Evictions, Eviction{Pod: m.ref(), Group: g.id.Key, By: by, Message: msg})
+			}
+		}
+	}
+	c.explain(g, true, "FluencePreempted", "pod group "+g.id.Key+": "+msg)
+	c.condition(g, Disrupted, msg)
+	c.touch(g)
+}

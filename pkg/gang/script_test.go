@@ -244,6 +244,18 @@ func (s *script) exec(f []string) error {
 		}
 		s.core.PodSeen(*p, s.now)
 		s.print(s.core.Ready())
+	case "preempted":
+		// Another scheduler's preemption marks the pods (DisruptionTarget,
+		// reason PreemptionByScheduler).
+		for _, name := range f[1:] {
+			p := s.pods[name]
+			if p == nil {
+				return fmt.Errorf("no pod %s", name)
+			}
+			p.Preempted = true
+			s.core.PodSeen(*p, s.now)
+		}
+		s.print(s.core.Ready())
 	case "ungate":
 		// The pod's scheduling gates are lifted.
 		p := s.pods[f[1]]

@@ -165,6 +165,12 @@ type Pod struct {
 	// "DeadlineExceeded"), for messages, and to tell a node's refusal
 	// from other failures.
 	FailReason string
+	// Preempted: the pod has the DisruptionTarget condition with reason
+	// PreemptionByScheduler: a scheduler's preemption is taking it (in
+	// one-scheduler mode, the stock profile's, pod by pod). A group loses
+	// no single member so: the rest of it is evicted too. (A member lost
+	// otherwise, its node drained or failed, is replaced alone.)
+	Preempted bool
 	// PreemptNever: the pod's preemptionPolicy is Never; a group of such
 	// pods does not preempt, unless its PodGroup says otherwise.
 	PreemptNever bool
