@@ -266,9 +266,21 @@ func (c *Core) tryPreempt(g *group, p *Preemption) bool {
 		}
 		return false
 	}
+	// Its own reservation is no obstacle, nor are those of groups of lower
+	// priority (the queue plans them again after it).
 	var base []int64
-	if _, ok := c.m.Info(a.id); ok {
-		base = append(base, a.id) // its own reservation is no obstacle
+	for _, key := range slices.Sorted(maps.Keys(c.groups)) {
+		h := c.groups[key]
+		if h != g && h.priority >= g.priority {
+			continue
+		}
+		for _, w := range h.allocs {
+			if !w.running {
+				if _, ok := c.m.Info(w.id); ok {
+					base = append(base, w.id)
+				}
+			}
+		}
 	}
 	fits := func(chosen []victim) bool {
 		without := slices.Clone(base)
