@@ -51,7 +51,7 @@ inspection API (group ` + inspect.GroupName + `).`,
 	cmd.AddCommand(
 		o.listCommand("groups", "List the pod groups fluence knows: state, size, placement, wait", true, o.groups),
 		o.listCommand("queue", "List the waiting requests in the order the engine considers them, with reservations", true, o.queue),
-		o.listCommand("nodes", "List the nodes: allocated and allocatable per resource, and the groups on each", false, o.nodes),
+		o.listCommand("nodes", "List the nodes: allocated and allocatable per resource, the groups on each and, with -o wide, their topology domains", false, o.nodes),
 		o.listCommand("graph", "Show the resource graph the engine decides on", false, o.graph),
 		o.explainCommand(),
 	)

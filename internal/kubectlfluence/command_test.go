@@ -61,6 +61,44 @@ func view(t *testing.T) inspect.View {
 	return inspect.View{Profile: "fluence", Snapshot: &snap, Clock: clock}
 }
 
+// levelsView is a scheduler configured with three topology levels (zone,
+// block, rack): n1 and n2 in racks r1, r2 of block b1, n3 in block b2
+// without a rack label, n4 without any label; a group of two runs on n1
+// and n2. n5 (block b2, rack r3) joins after the last decision, so the
+// graph does not have it yet.
+func levelsView(t *testing.T) inspect.View {
+	t.Helper()
+	clock := inspect.Clock{Start: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC), TicksPerSecond: 1000}
+	core, err := gang.New(gang.Config{Queue: queue.Config{Policy: queue.Easy}, TicksPerSecond: 1000, RunID: "r",
+		TopologyLevels: []string{gang.ZoneLabel, "example.com/block", "example.com/rack"},
+		FormatTime:     func(t int64) string { return clock.At(t).Format(time.RFC3339) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := func(name string, labels ...string) {
+		l := map[string]string{}
+		for i := 0; i+1 < len(labels); i += 2 {
+			l[labels[i]] = labels[i+1]
+		}
+		core.NodeSet(gang.Node{Name: name, Labels: l, Allocatable: gang.Resources{MilliCPU: 4000, MemoryBytes: 8 << 30}}, 0)
+	}
+	node("n1", gang.ZoneLabel, "z1", "example.com/block", "b1", "example.com/rack", "r1")
+	node("n2", gang.ZoneLabel, "z1", "example.com/block", "b1", "example.com/rack", "r2")
+	node("n3", gang.ZoneLabel, "z1", "example.com/block", "b2")
+	node("n4")
+	fw := gang.NewFramework(core, nil)
+	id := gang.NewGroupID("team", "a", 2, gang.SourceLabel)
+	for i := range 2 {
+		pod := fmt.Sprintf("a-%d", i)
+		fw.Add(gang.Pod{UID: "team/" + pod, Namespace: "team", Name: pod, Owned: true, Labeled: id,
+			Requests: gang.Resources{MilliCPU: 4000, MemoryBytes: 1 << 30}}, id, 0)
+	}
+	fw.Run(0)
+	node("n5", gang.ZoneLabel, "z1", "example.com/block", "b2", "example.com/rack", "r3")
+	snap := core.Snapshot(1000)
+	return inspect.View{Profile: "fluence", Snapshot: &snap, Clock: clock}
+}
+
 // apiServer answers the inspection API's paths from the view, as the API
 // server forwarding to the scheduler would; refuse, when set, answers
 // every request with that Status instead.
@@ -172,22 +210,129 @@ func TestOutputs(t *testing.T) {
 			if errOut != "" {
 				got += "(stderr) " + errOut
 			}
-			golden := filepath.Join("testdata", tc.name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (go test ./internal/kubectlfluence -update writes it)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("%s differs (-golden +got):\n%s", golden, diff)
-			}
+			golden(t, tc.name, got)
 		})
 	}
+}
+
+// golden compares got with testdata/NAME.golden (-update rewrites it).
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./internal/kubectlfluence -update writes it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s differs (-golden +got):\n%s", path, diff)
+	}
+}
+
+// nodes -o wide has a column per topology level, each node's domain read
+// from the graph: the level's unknown domain for a node without its
+// label, <pending> for a node the graph does not have yet (with a note
+// that the graph is behind). A plain listing does not ask for the graph.
+func TestNodesLevels(t *testing.T) {
+	srv, requests := apiServer(t, levelsView(t), nil)
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		requests int64
+	}{
+		{"nodes-levels", []string{"nodes"}, 1},
+		{"nodes-levels-wide", []string{"nodes", "-o", "wide"}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := requests.Load()
+			out, errOut, err := run(t, srv, tc.args...)
+			if err != nil {
+				t.Fatalf("kubectl fluence %s: %v\n%s", strings.Join(tc.args, " "), err, errOut)
+			}
+			if n := requests.Load() - before; n != tc.requests {
+				t.Errorf("kubectl fluence %s made %d requests, want %d", strings.Join(tc.args, " "), n, tc.requests)
+			}
+			got := "$ kubectl fluence " + strings.Join(tc.args, " ") + "\n" + out
+			if errOut != "" {
+				got += "(stderr) " + errOut
+			}
+			golden(t, tc.name, got)
+		})
+	}
+}
+
+// In the graph without topology levels (zone, and rackLabel's rack) the
+// domains keep their plain names: a value that looks like <type>-… is
+// shown whole, a node without a label is in "default".
+func TestNodesRackLabel(t *testing.T) {
+	core, err := gang.New(gang.Config{Queue: queue.Config{Policy: queue.Easy}, TicksPerSecond: 1000, RunID: "r", RackLabel: "example.com/rack",
+		FormatTime: func(t int64) string { return time.UnixMilli(t).UTC().Format(time.RFC3339) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	core.NodeSet(gang.Node{Name: "n1", Labels: map[string]string{gang.ZoneLabel: "zone-a", "example.com/rack": "rack-1"}, Allocatable: gang.Resources{MilliCPU: 4000, MemoryBytes: 8 << 30}}, 0)
+	core.NodeSet(gang.Node{Name: "n2", Allocatable: gang.Resources{MilliCPU: 4000, MemoryBytes: 8 << 30}}, 0)
+	// A decision builds the graph.
+	fw := gang.NewFramework(core, nil)
+	id := gang.NewGroupID("team", "a", 1, gang.SourceLabel)
+	fw.Add(gang.Pod{UID: "team/a-0", Namespace: "team", Name: "a-0", Owned: true, Labeled: id, Requests: gang.Resources{MilliCPU: 1000}}, id, 0)
+	fw.Run(0)
+	snap := core.Snapshot(0)
+	srv, _ := apiServer(t, inspect.View{Profile: "fluence", Snapshot: &snap, Clock: inspect.Clock{TicksPerSecond: 1000}}, nil)
+	out, errOut, err := run(t, srv, "nodes", "-o", "wide")
+	if err != nil || errOut != "" {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	requireRow(t, out, "NAME", "STATUS", "CPU", "MEMORY", "GPU", "PODS", "GROUPS", "ZONE", "RACK", "FOREIGN")
+	domains := map[string][]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 8 {
+			domains[f[0]] = f[7:9]
+		}
+	}
+	want := map[string][]string{"NAME": {"ZONE", "RACK"}, "n1": {"zone-a", "rack-1"}, "n2": {"default", "default"}}
+	if diff := cmp.Diff(want, domains); diff != "" {
+		t.Errorf("the ZONE and RACK columns differ (-want +got):\n%s\n%s", diff, out)
+	}
+}
+
+// Without the graph (a user may read the nodes, not the graph), -o wide
+// says why on one line and shows the zone and rack the node list has.
+func TestNodesWithoutGraph(t *testing.T) {
+	forbidden := inspect.Status{TypeMeta: inspect.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: "Failure", Code: 403, Reason: "Forbidden",
+		Message: `graph.inspect.fluence.flux-framework.org is forbidden: User "ops" cannot list resource "graph"`}
+	srv, _ := apiServer(t, levelsView(t), func(n int64) *inspect.Status {
+		if n == 2 {
+			return &forbidden
+		}
+		return nil
+	})
+	out, errOut, err := run(t, srv, "nodes", "-o", "wide")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	if !strings.Contains(errOut, "Cannot read the graph for the nodes' topology domains") || !strings.Contains(errOut, "is forbidden") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("stderr %q: want the graph's refusal on one line", errOut)
+	}
+	requireRow(t, out, "NAME", "STATUS", "CPU", "MEMORY", "GPU", "PODS", "GROUPS", "ZONE", "RACK", "FOREIGN")
+	requireRow(t, out, "n1", "Ready", "4/4", "1Gi/8Gi", "0/0", "1/110", "team/a(1)", "z1", "<none>", "0", "pods,", "cpu", "0,", "memory", "0")
+}
+
+// requireRow fails t unless a line of out has the cells, separated by
+// blanks.
+func requireRow(t *testing.T, out string, cells ...string) {
+	t.Helper()
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Join(strings.Fields(line), " ") == strings.Join(cells, " ") {
+			return
+		}
+	}
+	t.Errorf("no line %q in:\n%s", strings.Join(cells, " "), out)
 }
 
 // -o json gives the API's answer itself.

@@ -157,8 +157,17 @@ func (o *options) nodes(ctx context.Context, c *client, _ string) error {
 		o.nothing("nodes", "")
 		return nil
 	}
-	cols := []column{{"Name", false}, {"Status", false}, {"CPU", false}, {"Memory", false}, {"GPU", false}, {"Pods", false}, {"Groups", false},
-		{"Zone", true}, {"Rack", true}, {"Foreign", true}}
+	// -o wide shows each node's domain at every topology level, read from
+	// the graph: a second request, which a plain listing does not make.
+	var levels []levelDomains
+	if o.output == "wide" {
+		levels = o.nodeDomains(ctx, c, list)
+	}
+	cols := []column{{"Name", false}, {"Status", false}, {"CPU", false}, {"Memory", false}, {"GPU", false}, {"Pods", false}, {"Groups", false}}
+	for _, l := range levels {
+		cols = append(cols, column{l.name, true})
+	}
+	cols = append(cols, column{"Foreign", true})
 	var rows [][]any
 	for _, n := range list.Items {
 		status := "Ready"
@@ -173,10 +182,13 @@ func (o *options) nodes(ctx context.Context, c *client, _ string) error {
 			groups = append(groups, fmt.Sprintf("%s(%d)", g.Group, g.Pods))
 		}
 		a, t := n.Allocated, n.Allocatable
-		rows = append(rows, []any{n.Name, status,
+		row := []any{n.Name, status,
 			cpu(a.CPUMillis) + "/" + cpu(t.CPUMillis), memory(a.MemoryBytes) + "/" + memory(t.MemoryBytes),
-			fmt.Sprintf("%d/%d", a.GPU, t.GPU), fmt.Sprintf("%d/%d", a.Pods, t.Pods), orNone(strings.Join(groups, ",")),
-			n.Zone, orNone(n.Rack), fmt.Sprintf("%d pods, cpu %s, memory %s", n.Foreign.Pods, cpu(n.Foreign.CPUMillis), memory(n.Foreign.MemoryBytes))})
+			fmt.Sprintf("%d/%d", a.GPU, t.GPU), fmt.Sprintf("%d/%d", a.Pods, t.Pods), orNone(strings.Join(groups, ","))}
+		for _, l := range levels {
+			row = append(row, l.domain(n.Name))
+		}
+		rows = append(rows, append(row, fmt.Sprintf("%d pods, cpu %s, memory %s", n.Foreign.Pods, cpu(n.Foreign.CPUMillis), memory(n.Foreign.MemoryBytes))))
 	}
 	return o.printTable(cols, rows)
 }
