@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -234,10 +235,10 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
-// nodes -o wide has a column per topology level, each node's domain read
-// from the graph: the level's unknown domain for a node without its
-// label, <pending> for a node the graph does not have yet (with a note
-// that the graph is behind). A plain listing does not ask for the graph.
+// nodes -o wide has a column per topology level, each node's domain from
+// its labels as they are now: the level's unknown domain for a node
+// without its label, and the domains of a node the graph does not have
+// yet. One request either way.
 func TestNodesLevels(t *testing.T) {
 	srv, requests := apiServer(t, levelsView(t), nil)
 	for _, tc := range []struct {
@@ -246,7 +247,7 @@ func TestNodesLevels(t *testing.T) {
 		requests int64
 	}{
 		{"nodes-levels", []string{"nodes"}, 1},
-		{"nodes-levels-wide", []string{"nodes", "-o", "wide"}, 2},
+		{"nodes-levels-wide", []string{"nodes", "-o", "wide"}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := requests.Load()
@@ -301,26 +302,25 @@ func TestNodesRackLabel(t *testing.T) {
 	}
 }
 
-// Without the graph (a user may read the nodes, not the graph), -o wide
-// says why on one line and shows the zone and rack the node list has.
-func TestNodesWithoutGraph(t *testing.T) {
-	forbidden := inspect.Status{TypeMeta: inspect.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: "Failure", Code: 403, Reason: "Forbidden",
-		Message: `graph.inspect.fluence.flux-framework.org is forbidden: User "ops" cannot list resource "graph"`}
-	srv, _ := apiServer(t, levelsView(t), func(n int64) *inspect.Status {
-		if n == 2 {
-			return &forbidden
+// A node list from a scheduler older than topology levels carries none:
+// -o wide shows the zone and rack it has instead.
+func TestNodeDomainsWithoutLevels(t *testing.T) {
+	old := inspect.NodeList{Items: []inspect.Node{{Name: "n1", Zone: "z1", Rack: "r1"}, {Name: "n2", Zone: "z1"}}}
+	if got := levelColumns(old); !slices.Equal(got, []string{"Zone", "Rack"}) {
+		t.Errorf("columns %v, want Zone, Rack", got)
+	}
+	for i, want := range [][]string{{"z1", "r1"}, {"z1", "<none>"}} {
+		if got := nodeDomains(old, old.Items[i]); !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", old.Items[i].Name, got, want)
 		}
-		return nil
-	})
-	out, errOut, err := run(t, srv, "nodes", "-o", "wide")
-	if err != nil {
-		t.Fatalf("%v\n%s", err, errOut)
 	}
-	if !strings.Contains(errOut, "Cannot read the graph for the nodes' topology domains") || !strings.Contains(errOut, "is forbidden") || strings.Count(errOut, "\n") != 1 {
-		t.Errorf("stderr %q: want the graph's refusal on one line", errOut)
+	levelled := inspect.NodeList{Levels: []string{"zone", "block", "rack"}, Items: []inspect.Node{{Name: "n1", Domains: []string{"z1", "b1"}}}}
+	if got := levelColumns(levelled); !slices.Equal(got, []string{"Zone", "Block", "Rack"}) {
+		t.Errorf("columns %v", got)
 	}
-	requireRow(t, out, "NAME", "STATUS", "CPU", "MEMORY", "GPU", "PODS", "GROUPS", "ZONE", "RACK", "FOREIGN")
-	requireRow(t, out, "n1", "Ready", "4/4", "1Gi/8Gi", "0/0", "1/110", "team/a(1)", "z1", "<none>", "0", "pods,", "cpu", "0,", "memory", "0")
+	if got := nodeDomains(levelled, levelled.Items[0]); !slices.Equal(got, []string{"z1", "b1", "<none>"}) {
+		t.Errorf("a node with fewer domains than levels: %v", got)
+	}
 }
 
 // requireRow fails t unless a line of out has the cells, separated by

@@ -157,15 +157,10 @@ func (o *options) nodes(ctx context.Context, c *client, _ string) error {
 		o.nothing("nodes", "")
 		return nil
 	}
-	// -o wide shows each node's domain at every topology level, read from
-	// the graph: a second request, which a plain listing does not make.
-	var levels []levelDomains
-	if o.output == "wide" {
-		levels = o.nodeDomains(ctx, c, list)
-	}
+	// -o wide shows each node's domain at every topology level.
 	cols := []column{{"Name", false}, {"Status", false}, {"CPU", false}, {"Memory", false}, {"GPU", false}, {"Pods", false}, {"Groups", false}}
-	for _, l := range levels {
-		cols = append(cols, column{l.name, true})
+	for _, l := range levelColumns(list) {
+		cols = append(cols, column{l, true})
 	}
 	cols = append(cols, column{"Foreign", true})
 	var rows [][]any
@@ -185,8 +180,8 @@ func (o *options) nodes(ctx context.Context, c *client, _ string) error {
 		row := []any{n.Name, status,
 			cpu(a.CPUMillis) + "/" + cpu(t.CPUMillis), memory(a.MemoryBytes) + "/" + memory(t.MemoryBytes),
 			fmt.Sprintf("%d/%d", a.GPU, t.GPU), fmt.Sprintf("%d/%d", a.Pods, t.Pods), orNone(strings.Join(groups, ","))}
-		for _, l := range levels {
-			row = append(row, l.domain(n.Name))
+		for _, d := range nodeDomains(list, n) {
+			row = append(row, d)
 		}
 		rows = append(rows, append(row, fmt.Sprintf("%d pods, cpu %s, memory %s", n.Foreign.Pods, cpu(n.Foreign.CPUMillis), memory(n.Foreign.MemoryBytes))))
 	}

@@ -25,6 +25,9 @@ type Snapshot struct {
 	QueueConfig queue.Config
 	// Preemption is the core's preemption settings; nil when off.
 	Preemption *Preemption
+	// Levels are the vertex types of the graph's topology levels,
+	// outermost first: the levels NodeStatus.Domains are at.
+	Levels []string
 	// Queue lists the requests in the queue, in the engine's order: the
 	// groups it considers (pending or reserved) first, then those blocked
 	// until resources change.
@@ -129,7 +132,12 @@ type SlotStatus struct {
 type NodeStatus struct {
 	Name       string
 	Zone, Rack string // "" when the graph has no such level
-	Down       bool   // cordoned or not Ready
+	// Domains is the node's domain at each topology level of the graph
+	// (Snapshot.Levels), outermost first, from its labels as they are
+	// now: UnknownDomain where it has none (DefaultTopology in a graph
+	// built without levels).
+	Domains []string
+	Down    bool // cordoned or not Ready
 	// Overloaded: pods others bound hold more than the engine had free;
 	// nothing new goes there until it fits again.
 	Overloaded bool
@@ -204,6 +212,9 @@ func (c *Core) Snapshot(now int64) Snapshot {
 	if p := c.cfg.Preemption; p != nil {
 		cp := *p
 		s.Preemption = &cp
+	}
+	for _, l := range c.levels() {
+		s.Levels = append(s.Levels, l.typ)
 	}
 	s.Nodes = c.nodeStatuses()
 	fr := &freeNodes{admits: map[string][]bool{}}
@@ -439,6 +450,7 @@ func slotState(s *slot) string {
 func (c *Core) nodeStatuses() []NodeStatus {
 	held := map[string]*NodeStatus{}
 	out := make([]NodeStatus, 0, len(c.nodes))
+	levels := c.levels()
 	for _, n := range c.sortedNodes() {
 		alloc := n.Allocatable
 		if alloc.Pods == 0 {
@@ -448,6 +460,13 @@ func (c *Core) nodeStatuses() []NodeStatus {
 		ns.Zone = labelOr(n.Labels, ZoneLabel)
 		if c.cfg.RackLabel != "" {
 			ns.Rack = labelOr(n.Labels, c.cfg.RackLabel)
+		}
+		for _, l := range levels {
+			v := l.value(n)
+			if v == "" {
+				v = UnknownDomain
+			}
+			ns.Domains = append(ns.Domains, v)
 		}
 		for _, uid := range slices.Sorted(maps.Keys(c.foreign[n.Name])) {
 			ns.Foreign = ns.Foreign.plus(onePod(c.foreign[n.Name][uid]))

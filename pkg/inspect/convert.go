@@ -138,9 +138,9 @@ func reservations(c queue.Config) int {
 
 // Nodes lists the nodes.
 func (v View) Nodes() NodeList {
-	out := NodeList{TypeMeta: TypeMeta{APIVersion: APIVersion, Kind: KindNodeList}, Source: v.source(), Items: []Node{}}
+	out := NodeList{TypeMeta: TypeMeta{APIVersion: APIVersion, Kind: KindNodeList}, Source: v.source(), Items: []Node{}, Levels: v.Snapshot.Levels}
 	for _, n := range v.Snapshot.Nodes {
-		node := Node{Name: n.Name, Zone: n.Zone, Rack: n.Rack, Down: n.Down, Overloaded: n.Overloaded,
+		node := Node{Name: n.Name, Zone: n.Zone, Rack: n.Rack, Domains: n.Domains, Down: n.Down, Overloaded: n.Overloaded,
 			Allocatable: resources(n.Allocatable), Allocated: resources(n.Allocated), Foreign: resources(n.Foreign)}
 		for _, g := range n.Groups {
 			node.Groups = append(node.Groups, NodeGroup{Group: g.Group, Pods: g.Pods})

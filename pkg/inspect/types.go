@@ -160,7 +160,10 @@ type QueueEntry struct {
 type NodeList struct {
 	TypeMeta
 	Source
-	Items []Node `json:"items"`
+	// Levels are the topology levels of the graph, outermost first, by
+	// their vertex type (zone, block, rack): the levels of Node.Domains.
+	Levels []string `json:"levels,omitempty"`
+	Items  []Node   `json:"items"`
 }
 
 // Node is one node and what is held on it.
@@ -168,6 +171,9 @@ type Node struct {
 	Name string `json:"name"`
 	Zone string `json:"zone"`
 	Rack string `json:"rack,omitempty"`
+	// Domains is the node's domain at each of NodeList.Levels, from its
+	// labels as they are now ("_unknown" where it has none).
+	Domains []string `json:"domains,omitempty"`
 	// Down: cordoned or not Ready. Overloaded: pods others bound hold more
 	// than the engine had free; nothing new goes there until it fits.
 	Down       bool `json:"down,omitempty"`
