@@ -129,6 +129,9 @@ type Core struct {
 	// topology domain that no domain met when their request was built
 	// (topology.go).
 	unmet map[string]bool
+	// flat are the keys of groups waiting within one domain of a label
+	// that is not a topology level, chosen when their request was built.
+	flat map[string]bool
 
 	fx  effects
 	now int64
@@ -187,6 +190,7 @@ func New(cfg Config) (*Core, error) {
 		evicting:   map[string]bool{},
 		preempting: map[string]bool{},
 		unmet:      map[string]bool{},
+		flat:       map[string]bool{},
 	}, nil
 }
 

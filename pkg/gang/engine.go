@@ -246,6 +246,7 @@ func (c *Core) podsByUID(g *group, uids []string) []*Pod {
 // they are: new nodes of its pool, changed labels, lifted taints.
 func (c *Core) refreshRequests() {
 	c.refreshUnmet()
+	c.refreshFlat()
 	if c.refreshedGen == c.nodeGen {
 		return // nothing changed since every request was last brought up to date
 	}
@@ -314,6 +315,9 @@ func (c *Core) submitPods(g *group, pods []*Pod, submit int64) {
 	a := &alloc{id: c.newID(), js: js, submit: submit, nodeGen: c.nodeGen, dur: js.Duration, domain: g.planned, domainKey: g.plannedLevel}
 	if g.id.TopologyPreferred != "" && g.id.TopologyKey == "" && a.domain == "" && a.domainKey == "" && !g.underway() {
 		c.unmet[g.id.Key] = true
+	}
+	if g.id.TopologyKey != "" && a.domain != "" && !g.underway() {
+		c.flat[g.id.Key] = true
 	}
 	for _, sg := range slots {
 		for _, i := range sg.pods {

@@ -149,6 +149,9 @@ type group struct {
 	preemptNext int64
 	// preemptNote says why the group did not preempt at its last try.
 	preemptNote string
+	// flatNext is when a group waiting within one domain of a label that
+	// is no level next looks for another domain (topology.go).
+	flatNext int64
 }
 
 // waitKey is a queue decision for a waiting group.

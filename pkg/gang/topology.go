@@ -459,3 +459,45 @@ func (c *Core) refreshUnmet() {
 		c.resubmit(g, a)
 	}
 }
+
+// flatRetry is how often, in seconds, a group waiting within one domain
+// of a label that is no topology level looks for another domain that
+// holds it now: each look costs a match per domain.
+const flatRetry = 10
+
+// refreshFlat moves a group waiting within one domain of a label that is
+// no topology level (its domain chosen when its request was built) to
+// another domain, when its own cannot hold it now and another can. A
+// level's domains need none of this: the matcher chooses among them at
+// every try.
+func (c *Core) refreshFlat() {
+	if c.m == nil {
+		return
+	}
+	for _, key := range slices.Sorted(maps.Keys(c.flat)) {
+		g := c.groups[key]
+		a := (*alloc)(nil)
+		if g != nil && g.state == queued && !g.underway() {
+			a = c.waitingAlloc(g)
+		}
+		if a == nil || a.domain == "" || a.domainKey != "" {
+			delete(c.flat, key)
+			continue
+		}
+		if c.now < g.flatNext {
+			continue
+		}
+		g.flatNext = c.now + c.seconds(flatRetry)
+		if r, err := c.m.Fits(a.js, probeJob, c.now); err == nil && r.Status == match.Allocated {
+			continue // its domain holds it now: the queue starts it there
+		}
+		pods := c.podsByUID(g, a.pods)
+		if len(pods) != len(a.pods) {
+			continue
+		}
+		if _, _, err := c.groupRequest(g, pods, 0, Shape{}); err != nil || g.planned == a.domain {
+			continue
+		}
+		c.resubmit(g, a)
+	}
+}
