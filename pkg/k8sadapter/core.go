@@ -43,19 +43,23 @@ func (o GraphOptions) CoreNode(n *corev1.Node) gang.Node {
 func (o GraphOptions) CorePod(p *corev1.Pod, owned bool) gang.Pod {
 	r := o.PodRequests(p)
 	out := gang.Pod{
-		UID:        string(p.UID),
-		Namespace:  p.Namespace,
-		Name:       p.Name,
-		Created:    p.CreationTimestamp.UnixNano(),
-		Requests:   gang.Resources{MilliCPU: r.MilliCPU, MemoryBytes: r.MemoryBytes, GPU: r.GPU},
-		Priority:   corev1helpers.PodPriority(p),
-		Owned:      owned,
-		NodeName:   p.Spec.NodeName,
-		Done:       p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed,
-		Succeeded:  p.Status.Phase == corev1.PodSucceeded,
-		Deleting:   p.DeletionTimestamp != nil,
-		Gated:      len(p.Spec.SchedulingGates) > 0,
-		Allocation: p.Annotations[AllocationKey],
+		UID:       string(p.UID),
+		Namespace: p.Namespace,
+		Name:      p.Name,
+		Created:   p.CreationTimestamp.UnixNano(),
+		Requests:  gang.Resources{MilliCPU: r.MilliCPU, MemoryBytes: r.MemoryBytes, GPU: r.GPU},
+		Priority:  corev1helpers.PodPriority(p),
+		// The admission plugin copies the PriorityClass's preemptionPolicy
+		// onto the pod; a pod that says Never keeps its group from
+		// preempting (unless a PodGroup says otherwise).
+		PreemptNever: p.Spec.PreemptionPolicy != nil && *p.Spec.PreemptionPolicy == corev1.PreemptNever,
+		Owned:        owned,
+		NodeName:     p.Spec.NodeName,
+		Done:         p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed,
+		Succeeded:    p.Status.Phase == corev1.PodSucceeded,
+		Deleting:     p.DeletionTimestamp != nil,
+		Gated:        len(p.Spec.SchedulingGates) > 0,
+		Allocation:   p.Annotations[AllocationKey],
 	}
 	if p.Status.Phase == corev1.PodFailed {
 		out.FailReason = p.Status.Reason

@@ -45,3 +45,29 @@ func TestCorePod(t *testing.T) {
 		t.Error("a pod with scheduling gates is not Gated")
 	}
 }
+
+// A pod's preemptionPolicy Never (copied from its PriorityClass) is kept
+// for the core, bound or not; unset or PreemptLowerPriority is not Never.
+func TestCorePodPreemptNever(t *testing.T) {
+	never, lower := corev1.PreemptNever, corev1.PreemptLowerPriority
+	for _, tc := range []struct {
+		name   string
+		policy *corev1.PreemptionPolicy
+		node   string
+		owned  bool
+		want   bool
+	}{
+		{"unset", nil, "", true, false},
+		{"lower", &lower, "", true, false},
+		{"never", &never, "", true, true},
+		{"never bound", &never, "n1", true, true},
+		{"never foreign", &never, "", false, true},
+	} {
+		pod := makePod("p").obj()
+		pod.Spec.PreemptionPolicy = tc.policy
+		pod.Spec.NodeName = tc.node
+		if got := (GraphOptions{}).CorePod(pod, tc.owned).PreemptNever; got != tc.want {
+			t.Errorf("%s: PreemptNever = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
