@@ -162,6 +162,9 @@ func (w *ConditionWriter) write(ctx context.Context, c gang.Condition) error {
 	if c.Status.Wholeness() {
 		return w.writeWhole(ctx, c)
 	}
+	if c.Status == gang.Disrupted {
+		return w.writeDisrupted(ctx, c)
+	}
 	if c.Group.Source == gang.SourceNativePodGroup {
 		return w.writeNative(ctx, c)
 	}

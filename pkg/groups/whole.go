@@ -24,11 +24,14 @@ const (
 
 var wholeReasons = map[gang.ConditionStatus]string{gang.Whole: "Whole", gang.Elastic: "Elastic", gang.Broken: "MembersMissing"}
 
-// queueKey keys the writer's queue: a group's two conditions are written
-// apart, so that neither supersedes the other.
+// queueKey keys the writer's queue: a group's conditions (scheduling,
+// whole, disruption) are written apart, so that none supersedes another.
 func queueKey(c gang.Condition) string {
-	if c.Status.Wholeness() {
+	switch {
+	case c.Status.Wholeness():
 		return c.Group.Key + "#whole"
+	case c.Status == gang.Disrupted:
+		return c.Group.Key + "#disrupted"
 	}
 	return c.Group.Key
 }
