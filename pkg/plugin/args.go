@@ -59,6 +59,27 @@ type Args struct {
 	// PermitTimeout is how long a reserved pod waits at Permit for the rest
 	// of its group before the whole allocation is cancelled. Default "60s".
 	PermitTimeout string `json:"permitTimeout,omitempty"`
+	// Preemption lets a waiting group evict running groups of lower
+	// priority, whole, rather than wait for them to end. Default on,
+	// after 60s, minRuntime 0s, timeout 2m.
+	Preemption *PreemptionArgs `json:"preemption,omitempty"`
+}
+
+// PreemptionArgs is the preemption argument block. Durations are Go
+// durations, rounded up to whole seconds.
+type PreemptionArgs struct {
+	// Enabled turns preemption on or off. Default true.
+	Enabled *bool `json:"enabled,omitempty"`
+	// After: a waiting group preempts when its reserved start is further
+	// away than this, or it has no reservation. "0s": only a group with no
+	// reservation preempts. Default "60s".
+	After string `json:"after,omitempty"`
+	// MinRuntime is how long a group runs before it may be preempted.
+	// Default "0s".
+	MinRuntime string `json:"minRuntime,omitempty"`
+	// Timeout is how long the victims have to go before the preemptor's
+	// hold on their nodes ends. Default "2m".
+	Timeout string `json:"timeout,omitempty"`
 }
 
 // Config is Args validated, with defaults applied.
@@ -70,6 +91,8 @@ type Config struct {
 	ExtraGPUResources []string
 	DefaultDuration   int64 // seconds
 	PermitTimeout     time.Duration
+	// Preemption is the core's; nil when preemption is off.
+	Preemption *gang.Preemption
 }
 
 // Defaults.
@@ -79,6 +102,8 @@ const (
 	DefaultPacking         = true
 	DefaultDefaultDuration = time.Hour
 	DefaultPermitTimeout   = 60 * time.Second
+	DefaultPreemptAfter    = 60 * time.Second
+	DefaultPreemptTimeout  = 2 * time.Minute
 )
 
 // DecodeArgs reads the plugin arguments handed over by the scheduler
@@ -154,6 +179,9 @@ func (a Args) Validate() (Config, error) {
 	if c.PermitTimeout, err = positiveDuration("permitTimeout", a.PermitTimeout, DefaultPermitTimeout); err != nil {
 		errs = append(errs, err.Error())
 	}
+	var perrs []string
+	c.Preemption, perrs = a.Preemption.validate()
+	errs = append(errs, perrs...)
 	if len(errs) > 0 {
 		return Config{}, fmt.Errorf("fluence: invalid plugin arguments: %s", strings.Join(errs, "; "))
 	}
@@ -186,7 +214,44 @@ func (a Args) topologyErrors() []string {
 	return errs
 }
 
+// validate checks the preemption block and returns the core's
+// configuration: the defaults when the block is absent, nil when it says
+// enabled: false (its durations are still checked).
+func (p *PreemptionArgs) validate() (*gang.Preemption, []string) {
+	if p == nil {
+		p = &PreemptionArgs{}
+	}
+	var errs []string
+	seconds := func(field, v string, def time.Duration, zero bool) int64 {
+		d, err := duration("preemption."+field, v, def, zero)
+		if err != nil {
+			errs = append(errs, err.Error())
+			return 0
+		}
+		s := int64((d + time.Second - 1) / time.Second)
+		if s > k8sadapter.MaxDuration {
+			errs = append(errs, fmt.Sprintf("preemption.%s: %q is longer than %d s, the longest the scheduler plans", field, v, k8sadapter.MaxDuration))
+		}
+		return s
+	}
+	out := &gang.Preemption{
+		After:      seconds("after", p.After, DefaultPreemptAfter, true),
+		MinRuntime: seconds("minRuntime", p.MinRuntime, 0, true),
+		Timeout:    seconds("timeout", p.Timeout, DefaultPreemptTimeout, false),
+	}
+	if len(errs) > 0 || (p.Enabled != nil && !*p.Enabled) {
+		return nil, errs
+	}
+	return out, nil
+}
+
 func positiveDuration(field, v string, def time.Duration) (time.Duration, error) {
+	return duration(field, v, def, false)
+}
+
+// duration parses a duration argument: positive, or not negative when
+// zero is allowed; def when v is empty.
+func duration(field, v string, def time.Duration, zero bool) (time.Duration, error) {
 	if v == "" {
 		return def, nil
 	}
@@ -194,7 +259,10 @@ func positiveDuration(field, v string, def time.Duration) (time.Duration, error)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %q is not a duration such as 90s or 1h", field, v)
 	}
-	if d <= 0 {
+	switch {
+	case d < 0 && zero:
+		return 0, fmt.Errorf("%s: %q is negative", field, v)
+	case d <= 0 && !zero:
 		return 0, fmt.Errorf("%s: %q is not positive", field, v)
 	}
 	return d, nil
@@ -205,6 +273,13 @@ func (a *Args) DeepCopyObject() runtime.Object {
 	c := *a
 	c.ExtraGPUResources = append([]string(nil), a.ExtraGPUResources...)
 	c.TopologyLevels = slices.Clone(a.TopologyLevels)
+	if a.Preemption != nil {
+		p := *a.Preemption
+		if p.Enabled != nil {
+			p.Enabled = new(*p.Enabled)
+		}
+		c.Preemption = &p
+	}
 	return &c
 }
 

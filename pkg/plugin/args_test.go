@@ -21,6 +21,9 @@ func TestArgsDefaults(t *testing.T) {
 		cfg.Queue.ReservationDepth != 64 || !cfg.Queue.Packing || cfg.DefaultDuration != 3600 || cfg.PermitTimeout != time.Minute {
 		t.Fatalf("defaults: %+v", cfg)
 	}
+	if p := cfg.Preemption; p == nil || *p != (gang.Preemption{After: 60, MinRuntime: 0, Timeout: 120}) {
+		t.Fatalf("preemption defaults: %+v, want on, after 60 s, minRuntime 0, timeout 120 s", p)
+	}
 }
 
 func TestArgsValidation(t *testing.T) {
@@ -41,6 +44,10 @@ func TestArgsValidation(t *testing.T) {
 		{Args{TopologyLevels: []string{"rack", "block", "rack"}}, []string{`topologyLevels[2]: "rack" is listed twice (also topologyLevels[0])`}},
 		{Args{TopologyLevels: []string{"example.com/rack", "bad key/x/y"}}, []string{`topologyLevels[1]: "bad key/x/y" is not a label key`}},
 		{Args{RackLabel: "rack id"}, []string{`rackLabel: "rack id" is not a label key`}},
+		{Args{Preemption: &PreemptionArgs{After: "soon", MinRuntime: "-1s", Timeout: "0s"}},
+			[]string{`preemption.after: "soon" is not a duration`, `preemption.minRuntime: "-1s" is negative`, `preemption.timeout: "0s" is not positive`}},
+		// A block turned off is still checked.
+		{Args{Preemption: &PreemptionArgs{Enabled: new(bool), Timeout: "400000h"}}, []string{"preemption.timeout", "longer than"}},
 	} {
 		_, err := tc.args.Validate()
 		if err == nil {
@@ -104,5 +111,47 @@ func TestTopologyLevelsArgs(t *testing.T) {
 	c.TopologyLevels[0] = "block"
 	if a.TopologyLevels[0] != "rack" {
 		t.Error("DeepCopyObject shares topologyLevels with the original")
+	}
+}
+
+// The preemption block: absent, the defaults; enabled: false, none; the
+// durations in whole seconds, rounded up; 0s allowed for after and
+// minRuntime. The core takes what Validate gives it.
+func TestPreemptionArgs(t *testing.T) {
+	for _, tc := range []struct {
+		json string
+		want *gang.Preemption
+	}{
+		{`{}`, &gang.Preemption{After: 60, Timeout: 120}},
+		{`{"preemption":{}}`, &gang.Preemption{After: 60, Timeout: 120}},
+		{`{"preemption":{"enabled":true,"after":"0s","minRuntime":"5m","timeout":"1500ms"}}`, &gang.Preemption{After: 0, MinRuntime: 300, Timeout: 2}},
+		{`{"preemption":{"after":"1s"}}`, &gang.Preemption{After: 1, Timeout: 120}},
+		{`{"preemption":{"enabled":false,"after":"1s"}}`, nil},
+	} {
+		a, err := DecodeArgs(&runtime.Unknown{Raw: []byte(tc.json), ContentType: runtime.ContentTypeJSON})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := a.Validate()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.json, err)
+		}
+		switch {
+		case tc.want == nil && cfg.Preemption != nil:
+			t.Errorf("%s: preemption %+v, want off", tc.json, cfg.Preemption)
+		case tc.want != nil && (cfg.Preemption == nil || *cfg.Preemption != *tc.want):
+			t.Errorf("%s: preemption %+v, want %+v", tc.json, cfg.Preemption, tc.want)
+		}
+		if _, err := gang.New(gang.Config{Preemption: cfg.Preemption}); err != nil {
+			t.Errorf("%s: the core refuses it: %v", tc.json, err)
+		}
+	}
+	on := true
+	a := &Args{Preemption: &PreemptionArgs{Enabled: &on, After: "1s"}}
+	c := a.DeepCopyObject().(*Args)
+	*c.Preemption.Enabled = false
+	c.Preemption.After = "2s"
+	if !*a.Preemption.Enabled || a.Preemption.After != "1s" {
+		t.Error("DeepCopyObject shares the preemption block with the original")
 	}
 }

@@ -93,6 +93,7 @@ func (p *Plugin) lead(ctx context.Context, l *Leadership) {
 func (p *Plugin) startWriters(ctx context.Context) {
 	go p.conds.Run(ctx)
 	go p.status.Run(ctx)
+	go p.evict.Run(ctx)
 	go p.run(ctx)
 }
 

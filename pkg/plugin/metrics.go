@@ -76,12 +76,25 @@ var (
 		Help:           "Failures inside the gang core (an engine call that should not fail), by operation. Any is a bug; each is also logged.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"profile", "op"})
+	preemptions = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "fluence",
+		Name:           "preemptions_total",
+		Help:           "Preemptions decided: a waiting group evicting running groups of lower priority, whole, to start. One per preempting group, however many groups and pods it evicts.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"profile"})
+	evictedPods = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem: "fluence",
+		Name:      "evicted_pods_total",
+		Help: "Pods deleted for a preemption, each marked with the DisruptionTarget condition first; a pod already gone is not counted. " +
+			"Not labelled by priority: a pod's priority is any 32-bit integer, so a label would make the series unbounded.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"profile"})
 	metricsOnce sync.Once
 )
 
 func registerMetrics() {
 	metricsOnce.Do(func() {
-		legacyregistry.MustRegister(loopDuration, loopGroups, groupsByState, queueLength, reservations, allocated, allocatable, graphRebuilds, topologyPlacements, internalErrors)
+		legacyregistry.MustRegister(loopDuration, loopGroups, groupsByState, queueLength, reservations, allocated, allocatable, graphRebuilds, topologyPlacements, internalErrors, preemptions, evictedPods)
 	})
 }
 
@@ -102,6 +115,14 @@ func (m profileMetrics) placed(p gang.Placement) {
 		level = "none"
 	}
 	topologyPlacements.WithLabelValues(m.profile, p.Asked, level).Inc()
+}
+
+func (m profileMetrics) preempted(n int) {
+	preemptions.WithLabelValues(m.profile).Add(float64(n))
+}
+
+func (m profileMetrics) evicted() {
+	evictedPods.WithLabelValues(m.profile).Inc()
 }
 
 func (m profileMetrics) observeLoopTime(seconds float64) {

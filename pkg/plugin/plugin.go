@@ -64,6 +64,7 @@ type Plugin struct {
 	hints   hintSet
 	conds   *groups.ConditionWriter
 	status  *groups.PodGroupStatusWriter
+	evict   *evictor
 	metrics profileMetrics
 	trace   func(TraceEvent)
 	// binds bounds the Bindings in flight, in arrival order.
@@ -213,6 +214,13 @@ func newFromArgs(ctx context.Context, obj runtime.Object, h fwk.Handle, lead *Le
 		if ownSynced, startOwn, err = p.watchOwnPods(ctx, cs); err != nil {
 			return nil, err
 		}
+		// Victims are this profile's pods: the informer that feeds the
+		// core knows them.
+		lister := p.pods
+		if p.ownPods != nil {
+			lister = p.ownPods
+		}
+		p.evict = newEvictor(cs, lister, p.metrics, p.log)
 	}
 	// A group follows its defining object: when a Job's parallelism, a
 	// StatefulSet's replicas or a PodGroup's spec changes, the group's
@@ -281,6 +289,7 @@ func newPlugin(cfg Config, h fwk.Handle, clk clock.PassiveClock, log klog.Logger
 		RackLabel:       cfg.RackLabel,
 		TopologyLevels:  cfg.TopologyLevels,
 		DefaultDuration: cfg.DefaultDuration,
+		Preemption:      cfg.Preemption,
 		TicksPerSecond:  ticksPerSecond,
 		RunID:           fmt.Sprint(p.epoch.UnixNano()),
 		FormatTime: func(t int64) string {
@@ -441,6 +450,16 @@ func (p *Plugin) apply(fx gang.Effects) {
 	}
 	for _, c := range fx.Conditions {
 		p.conds.Set(c)
+	}
+	if len(fx.Evictions) > 0 {
+		// One preemption per preempting group, however many pods it
+		// evicts.
+		by := map[string]bool{}
+		for _, e := range fx.Evictions {
+			by[e.By] = true
+			p.evict.add(e)
+		}
+		p.metrics.preempted(len(by))
 	}
 	if rec := p.h.EventRecorder(); rec != nil {
 		for _, e := range fx.Events {
