@@ -103,6 +103,9 @@ type simFlags struct {
 	oracle        bool
 	defaultDur    float64
 	packing       bool
+	// The preemption table's settings (simPreemption).
+	preemptAfter, preemptMinRun, preemptTimeout int64
+	evictionGrace                               float64
 }
 
 // batchGCPercent is the garbage collector's target for a simulation: its
@@ -122,10 +125,16 @@ and Kueue-style quota admission, and prints one comparison table.
 With no arguments it replays run8 (100 LAMMPS MiniClusters of 2-6 pods on 8
 nodes with 3 free CPUs each) and shows the measured outcomes beside the
 simulated ones. --workload picks another built-in workload (run10, backfill,
-topology-fragmented) or a workload file. topology-fragmented is 64 nodes in
-zones, blocks and racks, unevenly loaded, and groups that require or prefer
-a rack or a block; for it (and any workload with topology) a second table
-says where each scheduler's groups ran, by topology level.
+topology-fragmented, urgent) or a workload file. topology-fragmented is 64
+nodes in zones, blocks and racks, unevenly loaded, and groups that require or
+prefer a rack or a block; for it (and any workload with topology) a second
+table says where each scheduler's groups ran, by topology level. urgent is
+run8's cluster kept full by long low-priority groups, into which six groups
+of priority 1000 arrive; for it (and any workload whose groups have more than
+one priority) a second table compares fluence without and with preemption
+(--preempt-after and the flags after it) and the stock model without and
+with its pod-by-pod preemption: the urgent groups' waits, the evictions and
+the work they lost.
 
 Makespans are compared with the best of three lower bounds (runtime, hold
 time and, on identical nodes, packing). With several seeds (--seeds 1-10)
@@ -145,7 +154,7 @@ run for about twice the peak memory (about 620 MB instead of 320 MB on
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.workload, "workload", "run8", "built-in workload (run8, run10, backfill, topology-fragmented) or a workload YAML file")
+	fl.StringVar(&f.workload, "workload", "run8", "built-in workload (run8, run10, backfill, topology-fragmented, urgent) or a workload YAML file")
 	fl.StringVar(&f.synthetic, "synthetic", "", `synthesize a workload instead, e.g. "nodes=1000,groups=10000" (docs/sim-workload.md); "default" for the defaults`)
 	fl.StringVar(&f.cluster, "cluster", "", `replace the workload's cluster with a generated one, e.g. "cluster[1]->node[8]->{core[3],memory[1]:29}" (memory in GiB)`)
 	fl.StringSliceVar(&f.schedulers, "schedulers", []string{"fluence", "stock", "coscheduling", "quota"}, "schedulers to run")
@@ -168,6 +177,10 @@ run for about twice the peak memory (about 620 MB instead of 320 MB on
 	fl.BoolVar(&f.oracle, "oracle-durations", false, "plan fluence's groups with their true runtimes, which no scheduler knows (default: their declared durations, else --default-duration, as the scheduler does)")
 	fl.Float64Var(&f.defaultDur, "default-duration", 3600, "seconds fluence plans for a group that declares no duration (the scheduler's defaultDuration)")
 	fl.Float64Var(&f.attempt, "attempt-time", sim.DefaultAttemptSeconds, "seconds per scheduling attempt in the stock and quota models (0: instantaneous, every waiting pod tried at each event)")
+	fl.Int64Var(&f.preemptAfter, "preempt-after", sim.DefaultPreemption.After, "preemption table: a waiting group preempts when its reserved start is more than this many seconds away (0: only a group with no reservation)")
+	fl.Int64Var(&f.preemptMinRun, "preempt-min-runtime", sim.DefaultPreemption.MinRuntime, "preemption table: seconds a group runs before it may be preempted")
+	fl.Int64Var(&f.preemptTimeout, "preempt-timeout", sim.DefaultPreemption.Timeout, "preemption table: seconds the victims have to go before the preemptor's hold on their nodes ends")
+	fl.Float64Var(&f.evictionGrace, "eviction-grace", sim.DefaultEvictionGrace, "preemption table: seconds from a pod's eviction until it is gone and its node free")
 	return cmd
 }
 
@@ -193,6 +206,8 @@ func loadSimWorkload(f simFlags, seed64 uint) (*sim.Workload, error) {
 		w = sim.BackfillWorkload()
 	case f.workload == "topology-fragmented":
 		w = sim.TopologyFragmentedWorkload()
+	case f.workload == "urgent":
+		w = sim.UrgentWorkload()
 	default:
 		data, rerr := experiments.Read(f.workload)
 		if rerr != nil {
@@ -312,6 +327,9 @@ func runSim(stdout, stderr io.Writer, f simFlags) error {
 	if !(f.attempt >= 0) || math.IsInf(f.attempt, 0) {
 		return fmt.Errorf("--attempt-time %v: give a finite number of seconds, 0 or more", f.attempt)
 	}
+	if err := checkPreemptFlags(f); err != nil {
+		return err
+	}
 	if len(f.seeds) == 0 {
 		return errors.New("--seeds: give at least one seed")
 	}
@@ -386,6 +404,12 @@ func runSim(stdout, stderr io.Writer, f simFlags) error {
 		if sim.HasTopology(w) {
 			fmt.Fprintln(stdout)
 			if err := report.TopologyTable(stdout, w, results); err != nil {
+				return err
+			}
+		}
+		if sim.HasPriorities(w) {
+			fmt.Fprintln(stdout)
+			if err := simPreemption(stdout, f, w, opts); err != nil {
 				return err
 			}
 		}

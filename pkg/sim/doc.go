@@ -24,6 +24,13 @@
 // quota admission (see docs/reference/peers.md); every output labels
 // them as models.
 //
+// Preemption: a scheduler may evict bound pods (Env.Evict); each holds its
+// node for a grace period, then a new pod takes its place, Pending. A
+// group that loses a pod while running loses its run and starts over once
+// whole again (env_evict.go). The fluence model preempts when
+// FluenceConfig.Preemption is set, the stock model pod by pod when
+// StockOptions.Preemption is; ComparePreemption compares them.
+//
 // Detection: the run stops as stalled when no event is left while pods are
 // Pending, or when nothing starts or completes for StallWindow seconds while
 // pods are Pending (a livelock of timeouts and retries). The stall time is

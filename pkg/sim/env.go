@@ -52,6 +52,17 @@ type Env struct {
 
 	timeline []Sample
 	nevents  int
+
+	// Preemption and gangs held in part (env_evict.go).
+	partial      int     // groups with some, not all, of their pods bound
+	partialPods  int     // the bound pods of those groups
+	partialSince float64 // when partialPods last changed
+	partialMax   int     // the most partly bound groups after a time's events
+	partialArea  float64 // pod-seconds held by partly bound groups
+	evictions    int
+	evictedPods  int
+	// evictedInPart counts evictions that left the rest of a group bound.
+	evictedInPart int
 }
 
 // Sample is the cluster state after the events at one time.
@@ -71,6 +82,7 @@ const (
 	evComplete
 	evRelease
 	evNode
+	evGone // an evicted pod is gone (env_evict.go)
 )
 
 type event struct {
@@ -80,6 +92,7 @@ type event struct {
 	g    *Group
 	pod  int
 	node *NodeSpec // evNode: the node joining
+	run  int       // evComplete: the group's run it ends
 }
 
 type eventQueue []event
@@ -152,7 +165,7 @@ func (e *Env) Bind(g *Group, pod, node int) error {
 	e.free[node].Memory -= p.Memory
 	e.free[node].GPU -= p.GPU
 	g.PodNode[pod] = node
-	g.Bound++
+	e.setBound(g, g.Bound+1)
 	e.pending--
 	e.running++
 	e.usedCPU += p.CPU
@@ -160,7 +173,8 @@ func (e *Env) Bind(g *Group, pod, node int) error {
 		g.Start = e.now
 		e.runningJobs++
 		e.lastProgress = e.now
-		e.push(e.now+g.Spec.Runtime, evComplete, g)
+		e.seq++
+		heap.Push(&e.events, event{t: e.now + g.Spec.Runtime, kind: evComplete, seq: e.seq, g: g, run: g.run})
 	}
 	return nil
 }
@@ -205,7 +219,8 @@ func Run(w *Workload, s Scheduler, opts Options) (*Result, error) {
 		if len(spec.Pods) == 0 {
 			return nil, fmt.Errorf("sim: group %s has no pods", spec.Name)
 		}
-		g := &Group{ID: i, Spec: spec, PodNode: make([]int, len(spec.Pods)), Submit: -1, Start: -1, End: -1, Released: -1}
+		g := &Group{ID: i, Spec: spec, PodNode: make([]int, len(spec.Pods)), Submit: -1, Start: -1, End: -1, Released: -1,
+			evicting: make([]bool, len(spec.Pods)), released: make([]bool, len(spec.Pods))}
 		for p := range g.PodNode {
 			g.PodNode[p] = -1
 		}
@@ -292,7 +307,14 @@ func (e *Env) processEventsAt(t float64) error {
 			if err := e.sched.Submit(g); err != nil {
 				return fmt.Errorf("sim: %s: submit %s: %w", e.sched.Name(), g.Spec.Name, err)
 			}
+		case evGone:
+			if err := e.gone(g, ev.pod); err != nil {
+				return err
+			}
 		case evComplete:
+			if ev.run != g.run {
+				continue // a run cut short by an eviction
+			}
 			g.End = e.now
 			e.completed++
 			e.lastProgress = e.now
@@ -300,6 +322,10 @@ func (e *Env) processEventsAt(t float64) error {
 				e.pushPod(e.now+g.Spec.ReleaseDelay+float64(pod)*e.opts.PodReleaseGap, evRelease, g, pod)
 			}
 		case evRelease:
+			if g.released[ev.pod] {
+				continue // released early: evicted after completing
+			}
+			g.released[ev.pod] = true
 			node := g.PodNode[ev.pod]
 			p := g.Spec.Pods[ev.pod]
 			e.free[node].CPU += p.CPU
@@ -325,6 +351,7 @@ func (e *Env) processEventsAt(t float64) error {
 }
 
 func (e *Env) sample() {
+	e.sampleEvict()
 	s := Sample{T: e.now, Pending: e.pending, Running: e.running, UsedCPU: e.usedCPU, RunningJobs: e.runningJobs, Completed: e.completed}
 	if n := len(e.timeline); n > 0 {
 		last := e.timeline[n-1]

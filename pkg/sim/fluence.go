@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/fluence-sched/fluence/pkg/gang"
@@ -36,6 +35,14 @@ type FluenceConfig struct {
 	// Oracle plans every group with its true hold time (runtime plus
 	// release delay), which no scheduler knows; every output says so.
 	Oracle bool
+	// Preemption, when set, lets waiting groups evict running groups of
+	// lower priority (gang.Config.Preemption, the scheduler's preemption
+	// block); nil: off. The evicted pods go after EvictionGrace and their
+	// group comes back as new pods (fluence_preempt.go).
+	Preemption *gang.Preemption
+	// EvictionGrace is the seconds from an eviction until the pod is gone
+	// and its node free. 0: DefaultEvictionGrace; negative: at once.
+	EvictionGrace float64
 	// CheckInvariants checks the core's invariants after every event and
 	// fails the run at the first violation. It costs a pass over the whole
 	// core per event; the package's tests turn it on for every run.
@@ -66,6 +73,14 @@ type fluence struct {
 	// errs are the core's internal errors not yet reported: the run fails
 	// with them at the end of the event.
 	errs []gang.InternalError
+	// Preemption (fluence_preempt.go): each group's pods' generation
+	// (replacements of evicted pods are new pods) and when its current
+	// pods were made; the preemptions carried out; an eviction that
+	// could not be.
+	gen      map[int]int
+	created  map[int]float64
+	preempts []PreemptionRecord
+	evictErr error
 }
 
 // NewFluence returns the fluence scheduler for the simulator.
@@ -92,6 +107,7 @@ func (f *fluence) newCore() (*gang.Core, error) {
 	return gang.New(gang.Config{
 		MatchPolicy: f.cfg.MatchPolicy, Queue: f.cfg.Queue, DefaultDuration: f.cfg.DefaultDuration,
 		TopologyLevels: f.levels, DomainOrder: f.cfg.DomainOrder, TicksPerSecond: msPerSecond, RunID: "sim",
+		Preemption: f.cfg.Preemption,
 	})
 }
 
@@ -112,6 +128,7 @@ func (f *fluence) Config() string {
 			s += " (the workload's)"
 		}
 	}
+	s += f.preemptionNote()
 	if f.cfg.Oracle {
 		return s + "; planned with true runtimes (oracle durations, which no scheduler knows)"
 	}
@@ -125,6 +142,7 @@ func (f *fluence) Start(env *Env) error {
 		f.levels, f.fromWorkload = w.TopologyLevels, true
 	}
 	f.within = map[int]string{}
+	f.gen, f.created, f.preempts, f.evictErr = map[int]int{}, map[int]float64{}, nil, nil
 	core, err := f.newCore()
 	if err != nil {
 		return err
@@ -149,9 +167,13 @@ func coreNode(n NodeSpec) gang.Node {
 // pod is the core's view of one pod of a group.
 func (f *fluence) pod(g *Group, i int) gang.Pod {
 	p := g.Spec.Pods[i]
+	created := g.Submit
+	if t, ok := f.created[g.ID]; ok {
+		created = t
+	}
 	out := gang.Pod{
-		UID: strconv.Itoa(g.ID) + "/" + strconv.Itoa(i), Namespace: "sim", Name: g.Spec.Name + "-" + strconv.Itoa(i),
-		Created:  toMs(g.Submit)*1000 + int64(i),
+		UID: f.uid(g, i), Namespace: "sim", Name: f.podName(g, i),
+		Created:  toMs(created)*1000 + int64(i),
 		Requests: gang.Resources{MilliCPU: p.CPU, MemoryBytes: p.Memory, GPU: p.GPU},
 		Priority: int32(g.Spec.Priority), Owned: true,
 		Duration: int64(math.Ceil(g.Spec.Duration)),
@@ -176,15 +198,10 @@ func (f *fluence) groupID(g *Group) gang.GroupID {
 	return id
 }
 
-// podOf finds a group and pod index from a pod's UID.
+// podOf finds a group and pod index from a pod's UID, of any generation.
 func (f *fluence) podOf(uid string) (*Group, int, bool) {
-	gs, ps, ok := strings.Cut(uid, "/")
-	gi, err1 := strconv.Atoi(gs)
-	pi, err2 := strconv.Atoi(ps)
-	if !ok || err1 != nil || err2 != nil || gi < 0 || gi >= len(f.env.Groups()) {
-		return nil, 0, false
-	}
-	return f.env.Groups()[gi], pi, true
+	g, i, _, ok := f.podGen(uid)
+	return g, i, ok
 }
 
 func (f *fluence) Submit(g *Group) error {
@@ -207,10 +224,12 @@ func (f *fluence) bind(p *gang.Pod, node string) error {
 	return f.env.Bind(g, i, n)
 }
 
-// observe turns the core's rejections into the simulator's, and keeps its
-// internal errors for check.
+// observe turns the core's rejections into the simulator's, carries out
+// its evictions (fluence_preempt.go), and keeps its internal errors for
+// check.
 func (f *fluence) observe(fx gang.Effects) {
 	f.errs = append(f.errs, fx.Errors...)
+	f.evict(fx.Evictions)
 	for _, e := range fx.Events {
 		switch e.Reason {
 		case "FluenceGroupRejected":
@@ -239,6 +258,10 @@ func (f *fluence) PodReleased(g *Group, pod int) error {
 // check fails the event on an internal error of the core, which a result
 // would otherwise hide, and, when asked, on a broken invariant.
 func (f *fluence) check() error {
+	if err := f.evictErr; err != nil {
+		f.evictErr = nil
+		return err
+	}
 	if len(f.errs) > 0 {
 		errs := make([]error, len(f.errs))
 		for i, e := range f.errs {

@@ -15,8 +15,16 @@ type JobResult struct {
 	// Nodes names each pod's node, in pod order ("" for a pod never bound).
 	Nodes []string
 	// Wait is Start - Submit; Turnaround is End - Submit (NaN if unknown).
+	// Start is that of the run that completed: a group evicted waits again.
 	Wait       float64
 	Turnaround float64
+	// Priority is the group's; Evictions the times it lost pods to a
+	// preemption, EvictedPods how many, WorkLost the pod-seconds of its
+	// runs cut short (env_evict.go).
+	Priority    int64
+	Evictions   int
+	EvictedPods int
+	WorkLost    float64
 }
 
 // Result is one scheduler's run of one workload.
@@ -55,6 +63,19 @@ type Result struct {
 	TotalCPU       int64
 	SimulatedUntil float64
 	Steps          int
+
+	// Preemption (env_evict.go): group evictions and pods evicted; the
+	// pod-seconds of runs cut short, and of all the work (pods x runtime
+	// of every group); the most groups bound in part after the events of
+	// one time, and the pod-seconds such groups held. EvictedInPart
+	// counts the evictions that left the rest of the group bound.
+	Evictions         int
+	EvictedPods       int
+	EvictedInPart     int
+	WorkLost          float64
+	Work              float64
+	PartialMax        int
+	PartialPodSeconds float64
 }
 
 // BoundRatio is Makespan / LowerBound, NaN when the run did not complete
@@ -125,10 +146,14 @@ func (e *Env) result(w *Workload, stalled bool) *Result {
 		Workload: w.Name, Scheduler: e.sched.Name(), Model: e.sched.Model(), Config: e.sched.Config(),
 		Timeline: e.timeline, JobsTotal: len(e.groups), TotalCPU: e.totalCPU,
 		SimulatedUntil: e.now, Steps: e.nevents,
+		Evictions: e.evictions, EvictedPods: e.evictedPods, EvictedInPart: e.evictedInPart, PartialMax: e.partialMax, PartialPodSeconds: e.partialPodSeconds(),
 	}
 	for _, g := range e.groups {
 		j := JobResult{Name: g.Spec.Name, Size: g.Spec.Size(), Submit: g.Submit, Start: g.Start, End: g.End,
-			Completed: g.End >= 0, Rejected: g.Rejected, Wait: math.NaN(), Turnaround: math.NaN()}
+			Completed: g.End >= 0, Rejected: g.Rejected, Wait: math.NaN(), Turnaround: math.NaN(),
+			Priority: g.Spec.Priority, Evictions: g.Evictions, EvictedPods: g.EvictedPods, WorkLost: g.WorkLost}
+		r.WorkLost += g.WorkLost
+		r.Work += float64(len(g.PodNode)) * g.Spec.Runtime
 		for _, p := range g.Spec.Pods {
 			j.CPU += p.CPU
 		}

@@ -41,6 +41,21 @@ type Group struct {
 	Rejected     bool
 	RejectReason string
 	freed        int // pods released so far
+
+	// Preemption (env_evict.go). Evictions counts the times the group
+	// lost pods to a preemption, EvictedPods the pods it lost, WorkLost
+	// the pod-seconds of runs cut short (pods x time run).
+	Evictions   int
+	EvictedPods int
+	WorkLost    float64
+	// evicting marks, per pod, a pod being evicted: it still holds its
+	// node until it is gone (its grace period), and is bound no more.
+	evicting []bool
+	// released marks, per pod, a pod whose resources were given back.
+	released []bool
+	// run numbers the group's runs; the completion of a run cut short is
+	// stale.
+	run int
 }
 
 // Started reports whether every pod is bound.

@@ -50,6 +50,13 @@ type StockOptions struct {
 	// run one at a time. 0 makes scheduling instantaneous: every eligible
 	// pod is tried at the instant of each event.
 	AttemptSeconds float64
+	// Preemption turns on pod-by-pod preemption (stock_preempt.go): a pod
+	// that fits nowhere evicts pods of lower priority on one node, without
+	// regard to their groups. EvictionGrace is the seconds from an
+	// eviction until the pod is gone (0: DefaultStockEvictionGrace;
+	// negative: at once, which is a millisecond here).
+	Preemption    bool
+	EvictionGrace float64
 }
 
 // DefaultAttemptSeconds is the stock model's time per scheduling attempt:
@@ -82,6 +89,9 @@ func (s *stock) Config() string {
 	if s.opts.FIFO {
 		c += ", FIFO retries"
 	}
+	if s.opts.Preemption {
+		c += ", pod-by-pod preemption (evicted pods gone in " + trimFloat(newStockPreemptor(s.opts.EvictionGrace, 0).grace) + "s)"
+	}
 	return c
 }
 
@@ -89,6 +99,9 @@ func (s *stock) Config() string {
 func (s *stock) Start(env *Env) error {
 	s.placer = newPlacer(s.opts)
 	s.start(env)
+	if s.opts.Preemption {
+		s.pre = newStockPreemptor(s.opts.EvictionGrace, len(env.Cluster().Nodes))
+	}
 	return nil
 }
 
@@ -102,7 +115,26 @@ func (s *stock) Submit(g *Group) error {
 
 // PodReleased is a cluster event (an assigned pod deleted): unschedulable
 // pods may fit now.
-func (s *stock) PodReleased(g *Group, pod int) error { s.event(g, pod); return nil }
+func (s *stock) PodReleased(g *Group, pod int) error {
+	if s.pre != nil {
+		s.pre.left(g.PodNode[pod], g, pod)
+	}
+	s.event(g, pod)
+	return nil
+}
+
+// PodEvicted: an evicted pod is gone, a cluster event; the pod made in
+// its place joins the queue, created now.
+func (s *stock) PodEvicted(g *Group, pod, node int) error {
+	if s.pre != nil {
+		s.pre.left(node, g, pod)
+	}
+	s.view.give(node, g.Spec.Pods[pod])
+	s.cache.reset()
+	s.q.event(s.env.Now())
+	s.q.add(newQPod(g, pod, s.env.Now()))
+	return nil
+}
 
 // Release: the pods were already given back one by one.
 func (s *stock) Release(*Group) error { return nil }
@@ -142,6 +174,8 @@ type placer struct {
 	// ready holds the active pods in timed mode: a heap in queue order,
 	// since attempts take pods one at a time while others keep arriving.
 	ready readyHeap
+	// pre is the stock model's pod-by-pod preemption; nil: off.
+	pre *stockPreemptor
 }
 
 // newPlacer builds an empty placer; only the queue options of opts count.
@@ -243,12 +277,23 @@ func (p *placer) try(e *qPod, t float64) error {
 	e.state = stOut
 	e.lastTried = t
 	e.attempts++
-	node := -1
-	if !p.cache.failsKnown(e.spec) {
+	node, was := -1, -1
+	if p.pre != nil {
+		// A nominated pod takes its node if it fits there now.
+		if was = p.pre.unnominate(p, e); was >= 0 && Fits(p.view.free[was], e.spec) {
+			node = was
+		}
+	}
+	if node < 0 && !p.cache.failsKnown(e.spec) {
 		node = p.view.best(e.spec)
 	}
 	if node < 0 {
 		p.cache.add(e.spec)
+		if p.pre != nil {
+			if err := p.pre.preempt(p, e, was); err != nil {
+				return err
+			}
+		}
 		p.q.fail(e, t, true)
 		return nil
 	}
@@ -257,6 +302,9 @@ func (p *placer) try(e *qPod, t float64) error {
 	}
 	p.view.take(node, e.spec)
 	e.bound = true
+	if p.pre != nil {
+		p.pre.bound(node, e.g, e.pod, p.env.Now())
+	}
 	return nil
 }
 

@@ -231,7 +231,7 @@ func (c *yctx) nativeGroups(top ymap, w *Workload) {
 			g.ReleaseDelay, _ = c.seconds(n, ykey(path, "release_delay"))
 		}
 		if n := m.get("priority"); n != nil {
-			g.Priority, _ = c.integer(n, ykey(path, "priority"), -1<<62, 1<<62)
+			g.Priority = c.groupPriority(n, ykey(path, "priority"), g.Name)
 		}
 		c.groupTopology(m, path, &g, labels)
 		g.Pods = c.nativePods(m, path, wlMaxPodsTotal-total)

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+)
+
+// --workload urgent prints the preemption table after the comparison:
+// fluence without and with preemption, the stock model without and with
+// its pod-by-pod preemption.
+func TestSimUrgentPrintsThePreemptionTable(t *testing.T) {
+	cmd := simCmd()
+	cmd.SetArgs([]string{"--workload", "urgent", "--schedulers", "fluence", "--queue-policy", "easy", "--no-files", "--preempt-after", "30"})
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(io.Discard)
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"workload urgent: 46 jobs, 184 pods, 8 nodes, 24.0 cores",
+		"preemption on workload urgent: 6 urgent groups (priority 1000) of 46",
+		"more than 30 s away",
+		"\nfluence, no preemption  ", "\nfluence, preemption  ", "\nstock (model), no preemption  ", "\nstock (model), pod-by-pod preemption  ",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in\n%s", want, got)
+		}
+	}
+	// The backfill workload has one priority: no such table.
+	cmd = simCmd()
+	cmd.SetArgs([]string{"--workload", "backfill", "--schedulers", "fluence", "--queue-policy", "easy", "--no-files"})
+	out.Reset()
+	cmd.SetOut(&out)
+	cmd.SetErr(io.Discard)
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "preemption on workload") {
+		t.Errorf("a preemption table for a workload of one priority:\n%s", out.String())
+	}
+}
+
+func TestSimPreemptFlags(t *testing.T) {
+	for _, tc := range []struct{ flag, value, want string }{
+		{"--preempt-after", "-1", "--preempt-after -1: give a number of seconds, 0 or more"},
+		{"--preempt-min-runtime", "-5", "--preempt-min-runtime -5"},
+		{"--preempt-timeout", "0", "--preempt-timeout 0: give a number of seconds, 1 or more"},
+		{"--eviction-grace", "-1", "--eviction-grace -1"},
+	} {
+		cmd := simCmd()
+		cmd.SetArgs([]string{"--workload", "urgent", "--no-files", tc.flag, tc.value})
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s %s: error %v, want %q", tc.flag, tc.value, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,67 @@
+package report
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/fluence-sched/fluence/pkg/queue"
+	"github.com/fluence-sched/fluence/pkg/sim"
+)
+
+// The preemption table has a row per setting, with the summary's
+// figures, and says how fluence preempts.
+func TestPreemptionTable(t *testing.T) {
+	w := sim.UrgentWorkload()
+	p := sim.DefaultPreemption
+	runs, err := sim.ComparePreemption(w, sim.PreemptionSetup{
+		Fluence:    sim.FluenceConfig{Queue: queue.Config{Policy: queue.Easy, QueueDepth: queue.DefaultQueueDepth, Packing: true}},
+		Preemption: p,
+		Stock:      sim.StockOptions{Backoff: sim.DefaultBackoff, AttemptSeconds: sim.DefaultAttemptSeconds},
+	}, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := PreemptionTable(&out, w, p, 0, runs); err != nil {
+		t.Fatal(err)
+	}
+	table := out.String()
+	for _, want := range []string{
+		"preemption on workload urgent: 6 urgent groups (priority 1000) of 46\n",
+		"fluence preempts when a group's reserved start is more than 60 s away (min runtime 0 s, timeout 120 s); evicted pods are gone 5 s after their eviction\n",
+		"SCHEDULER  ", "URGENT MEAN WAIT (s)", "WORK LOST (%)", "PARTLY BOUND (MAX)",
+	} {
+		if !strings.Contains(table, want) {
+			t.Errorf("no %q in\n%s", want, table)
+		}
+	}
+	lines := strings.Split(table, "\n")
+	for _, r := range runs {
+		i := 0
+		for i < len(lines) && !strings.HasPrefix(lines[i], r.Label+"  ") {
+			i++
+		}
+		if i == len(lines) {
+			t.Errorf("no row %q in\n%s", r.Label, table)
+			continue
+		}
+		s := r.Summary
+		cells := strings.Fields(strings.TrimPrefix(lines[i], r.Label))
+		// The cells after COMPLETED (which has a space when stalled).
+		tail := cells[len(cells)-9:]
+		want := []string{itoa(s.UrgentStarted) + "/" + itoa(s.Urgent), seconds(s.UrgentMean), seconds(s.UrgentMax), seconds(s.Makespan),
+			itoa(s.Evictions) + "/" + itoa(s.EvictedPods)}
+		for k, c := range want {
+			if tail[k] != c {
+				t.Errorf("%s: cell %d is %q, want %q", r.Label, k, tail[k], c)
+			}
+		}
+	}
+	if runs[0].Summary.Evictions != 0 || runs[1].Summary.Evictions == 0 {
+		t.Errorf("fluence: %d evictions without preemption, %d with", runs[0].Summary.Evictions, runs[1].Summary.Evictions)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
