@@ -36,6 +36,20 @@ func (o GraphOptions) CoreNode(n *corev1.Node) gang.Node {
 	return out
 }
 
+// Preempted reports whether a scheduler's preemption is taking the pod:
+// it has the DisruptionTarget condition, True, with the reason
+// PreemptionByScheduler (set by kube-scheduler's preemption, and by
+// fluence's own, before the pod is deleted). Other disruptions (a
+// drained node, a taint, the pod garbage collector) have other reasons.
+func Preempted(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget {
+			return c.Status == corev1.ConditionTrue && c.Reason == corev1.PodReasonPreemptionByScheduler
+		}
+	}
+	return false
+}
+
 // CorePod translates a pod for the gang core. owned says whether this
 // scheduler places it. A malformed duration or requirement does not fail
 // the translation: the pod carries it as Invalid, and its group is
@@ -53,6 +67,7 @@ func (o GraphOptions) CorePod(p *corev1.Pod, owned bool) gang.Pod {
 		// onto the pod; a pod that says Never keeps its group from
 		// preempting (unless a PodGroup says otherwise).
 		PreemptNever: p.Spec.PreemptionPolicy != nil && *p.Spec.PreemptionPolicy == corev1.PreemptNever,
+		Preempted:    Preempted(p),
 		Owned:        owned,
 		NodeName:     p.Spec.NodeName,
 		Done:         p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed,

@@ -71,3 +71,33 @@ func TestCorePodPreemptNever(t *testing.T) {
 		}
 	}
 }
+
+// A pod a scheduler's preemption is taking (DisruptionTarget True, reason
+// PreemptionByScheduler) is Preempted, bound or not; another disruption
+// or a False condition is not.
+func TestCorePodPreempted(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cond  *corev1.PodCondition
+		node  string
+		owned bool
+		want  bool
+	}{
+		{"none", nil, "n1", true, false},
+		{"preempted", &corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: corev1.PodReasonPreemptionByScheduler}, "n1", true, true},
+		{"preempted, another scheduler's pod", &corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: corev1.PodReasonPreemptionByScheduler}, "n1", false, true},
+		{"preempted, unbound", &corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: corev1.PodReasonPreemptionByScheduler}, "", true, true},
+		{"terminated by the kubelet", &corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: corev1.PodReasonTerminationByKubelet}, "n1", true, false},
+		{"condition false", &corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionFalse, Reason: corev1.PodReasonPreemptionByScheduler}, "n1", true, false},
+	} {
+		pod := makePod("p").obj()
+		pod.Spec.NodeName = tc.node
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+		if tc.cond != nil {
+			pod.Status.Conditions = append(pod.Status.Conditions, *tc.cond)
+		}
+		if got := (GraphOptions{}).CorePod(pod, tc.owned).Preempted; got != tc.want {
+			t.Errorf("%s: Preempted = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
