@@ -22,8 +22,11 @@
 // After each call the plugin takes the core's effects and, with the core's
 // lock released (the framework's queue calls QueueSort and the queueing
 // hints under its own lock), activates pods, allows or rejects pods
-// waiting at Permit, records events, and queues PodGroup conditions for a
-// writer that writes one group at a time (groups.ConditionWriter).
+// waiting at Permit, records events, queues PodGroup conditions for a
+// writer that writes one group at a time (groups.ConditionWriter), and
+// queues the pods of preempted groups for the evictor (evict.go), which
+// marks each DisruptionTarget and deletes it, as kube-scheduler's own
+// preemption does.
 //
 // # Inspection
 //
@@ -37,7 +40,8 @@
 // kube-scheduler builds its plugins before leader election decides who
 // schedules. With Options.Leadership the plugin of a standby keeps only its
 // informers' caches: its core is fed nothing, and the condition and status
-// writers and the loop (events, PodGroup writes, gauges) do not run. When
+// writers, the evictor and the loop (events, PodGroup writes, evictions,
+// gauges) do not run. When
 // the process leads, the plugin reads every node and pod from the caches
 // into the core, as a restarted scheduler does, and starts them.
 //
