@@ -199,7 +199,7 @@ func testPreemptionEvicts(t *testing.T) {
 
 	s.stop(t)
 	c.checkInvariants(inv)
-	t.Logf("%d samples; the case took %.1fs", s.count(), time.Since(start).Seconds())
+	t.Logf("%d samples; the case took %.1fs; events seen: %v", s.count(), time.Since(start).Seconds(), w.reasons())
 }
 
 func testPreemptionNever(t *testing.T) {
