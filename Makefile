@@ -69,6 +69,20 @@ bench-scheduler:
 bench-scheduler-5k:
 	FLUENCE_BENCH_NODES=5000 $(GO) test ./test/integration -run '^$$' -bench BenchmarkSchedulingThroughput -benchtime 1x -timeout 120m
 
+# Topology-constrained gangs (v1beta1 PodGroups kept within one rack or block),
+# one at a time on 1,000 simulated nodes, fluence against kube-scheduler 1.37's
+# own TopologyAwareWorkloadScheduling in the same run (about 5 minutes on 2 cores):
+# groups placed, within one domain, placed of those that fit, wall and decision
+# time per group (test/integration/topology_bench_test.go, which lists the
+# FLUENCE_BENCH_* settings). bench-topology-5k: 5,000 nodes, 150 groups unless
+# FLUENCE_BENCH_GROUPS says otherwise (about 17 minutes).
+.PHONY: bench-topology bench-topology-5k
+bench-topology:
+	$(GO) test ./test/integration -run '^$$' -bench BenchmarkTopologyPlacement -benchtime 1x -timeout 60m
+
+bench-topology-5k:
+	FLUENCE_BENCH_NODES=5000 FLUENCE_BENCH_GROUPS=$(or $(FLUENCE_BENCH_GROUPS),150) $(GO) test ./test/integration -run '^$$' -bench BenchmarkTopologyPlacement -benchtime 1x -timeout 120m
+
 demo:
 	$(GO) run ./cmd/fluence demo
 
