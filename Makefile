@@ -75,7 +75,7 @@ bench-scheduler-5k:
 # groups placed, within one domain, placed of those that fit, wall and decision
 # time per group (test/integration/topology_bench_test.go, which lists the
 # FLUENCE_BENCH_* settings). bench-topology-5k: 5,000 nodes, 150 groups unless
-# FLUENCE_BENCH_GROUPS says otherwise (about 17 minutes).
+# FLUENCE_BENCH_GROUPS says otherwise (7 to 17 minutes).
 .PHONY: bench-topology bench-topology-5k
 bench-topology:
 	$(GO) test ./test/integration -run '^$$' -bench BenchmarkTopologyPlacement -benchtime 1x -timeout 60m

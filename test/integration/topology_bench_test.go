@@ -37,7 +37,7 @@ import (
 // TopologyPlacementGenerator and PodGroupPodsCount plugins) and under
 // fluence, each on a fresh cluster in the same run. Run with
 // make bench-topology (1,000 nodes, about 5 minutes on 2 cores) or
-// make bench-topology-5k (5,000 nodes, 150 groups, about 17 minutes).
+// make bench-topology-5k (5,000 nodes, 150 groups, 7 to 17 minutes).
 //
 // The cluster: nodes of 32 CPUs in racks of 40, blocks of 5 racks and
 // zones of 5 blocks, labelled topology.kubernetes.io/zone,
