@@ -242,8 +242,18 @@ func (c *Core) Record(uid string) string {
 // allocation, to write on the pod at binding; "" when its group asked for
 // none or got none.
 func (c *Core) Domain(uid string) string {
-	if _, a, _, err := c.podSlot(uid); err == nil {
+	g, a, _, err := c.podSlot(uid)
+	switch {
+	case err != nil:
+		return ""
+	case a.domain != "":
 		return a.domain
+	case g.id.TopologyKey != "":
+		// A pod joining a running group, or an allocation replayed after a
+		// restart: the group's domain is where its members run.
+		if v, ok := c.domainOf(g, g.id.TopologyKey); ok {
+			return g.id.TopologyKey + "=" + v
+		}
 	}
 	return ""
 }

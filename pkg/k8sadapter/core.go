@@ -14,6 +14,12 @@ import (
 // one allocation.
 const AllocationKey = "fluence.flux-framework.org/allocation"
 
+// DomainKey is the pod annotation written at binding when the pod's group
+// is kept within a topology domain: the domain, as label=value (for
+// example example.com/rack=r3). It is for people and tools; fluence reads
+// a group's domain from its nodes' labels, not from this.
+const DomainKey = "fluence.flux-framework.org/domain"
+
 // CoreNode translates a Node for the gang core: its labels, taints,
 // allocatable resources (GPUs summed over nvidia.com/gpu and the extra
 // names) and whether it takes new pods.

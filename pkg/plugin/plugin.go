@@ -611,10 +611,13 @@ func (p *Plugin) Bind(ctx context.Context, _ fwk.CycleState, pod *corev1.Pod, no
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
 		Target:     corev1.ObjectReference{Kind: "Node", Name: node},
 	}
-	var rec string
-	p.do(func(int64) { rec = p.core.Record(string(pod.UID)) })
+	var rec, domain string
+	p.do(func(int64) { rec, domain = p.core.Record(string(pod.UID)), p.core.Domain(string(pod.UID)) })
 	if rec != "" {
 		b.Annotations = map[string]string{AllocationKey: rec}
+		if domain != "" {
+			b.Annotations[k8sadapter.DomainKey] = domain
+		}
 	}
 	// Bindings wait their turn, first come first served: a group let
 	// through Permit queues all its Bindings at once, so they go out

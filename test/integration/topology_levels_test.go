@@ -84,6 +84,7 @@ func TestTopologyLevels(t *testing.T) {
 			t.Errorf("blk's three 4-CPU pods run in racks %v; want both racks of b2", racks)
 		}
 		c.waitForEvent(30*time.Second, "blk-0", "FluenceGroupPlaced", "within "+blockKey+"="+blocks[0])
+		c.wantDomainAnnotation(g, blockKey+"="+blocks[0])
 	})
 
 	t.Run("preferred rack falls back to its block", func(t *testing.T) {
@@ -101,6 +102,7 @@ func TestTopologyLevels(t *testing.T) {
 		}
 		c.waitForEvent(30*time.Second, "pref-0", "FluenceGroupPlaced",
 			"within "+blockKey+"="+blocks[0]+" (no domain of its preferred "+rackKey+" held it)")
+		c.wantDomainAnnotation(g, blockKey+"="+blocks[0])
 	})
 
 	t.Run("a reservation stays in one rack", func(t *testing.T) {
@@ -345,6 +347,21 @@ func (c *cluster) domainsOf(pods []*corev1.Pod, key string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// wantDomainAnnotation checks that each pod carries the domain its group
+// was kept in, written at binding.
+func (c *cluster) wantDomainAnnotation(pods []*corev1.Pod, want string) {
+	c.t.Helper()
+	for _, p := range pods {
+		got, err := c.Client.CoreV1().Pods(p.Namespace).Get(c.Ctx, p.Name, metav1.GetOptions{})
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		if d := got.Annotations[k8sadapter.DomainKey]; d != want {
+			c.t.Errorf("pod %s: annotation %s is %q; want %q", p.Name, k8sadapter.DomainKey, d, want)
+		}
+	}
 }
 
 // occupy binds one pod of another scheduler, asking cpu, to each node
