@@ -233,7 +233,7 @@ func (f *Framework) bind(uid, node string, now int64, out *[]Trace) {
 
 // apply carries out effects: activations, Permit decisions.
 func (f *Framework) apply(fx Effects, now int64, out *[]Trace) {
-	if f.Observe != nil && (len(fx.Events) > 0 || len(fx.Conditions) > 0 || len(fx.Errors) > 0) {
+	if f.Observe != nil && (len(fx.Events) > 0 || len(fx.Conditions) > 0 || len(fx.Errors) > 0 || len(fx.Evictions) > 0 || len(fx.Placements) > 0) {
 		f.Observe(fx)
 	}
 	for _, r := range fx.Reject {

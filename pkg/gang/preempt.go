@@ -146,6 +146,12 @@ func (c *Core) preemptors() []*group {
 		if g.state != queued || g.underway() || g.preempt != nil || c.now < g.holdUntil || c.now < g.preemptNext {
 			continue
 		}
+		if v := c.stillEvicting(g); v != "" {
+			// Its victims outlasted the hold: their nodes are still its to
+			// wait for, and evicting more would take twice the room.
+			g.preemptNote = "the group it preempted, " + v + ", has not gone yet"
+			continue
+		}
 		if c.preemptPolicy(g) == PreemptNever {
 			g.preemptNote = "its preemptionPolicy is Never"
 			continue
@@ -173,6 +179,16 @@ func (c *Core) preemptors() []*group {
 		return cmp.Compare(a.id.Key, b.id.Key)
 	})
 	return out
+}
+
+// stillEvicting names a group g preempted that still runs, "" if none.
+func (c *Core) stillEvicting(g *group) string {
+	for _, key := range slices.Sorted(maps.Keys(c.evicting)) {
+		if v := c.groups[key]; v != nil && v.evictedBy == g.id.Key {
+			return key
+		}
+	}
+	return ""
 }
 
 // preemptPolicy is the group's own policy, else Never when any of its
