@@ -54,6 +54,16 @@ func (c *Core) Place(p Pod, id GroupID, now int64) Verdict {
 	if c.now < g.holdUntil {
 		return waitf("pod group %s is placed again in %ds: a node turned its last placement away", g.id.Key, (g.holdUntil-c.now+c.cfg.TicksPerSecond-1)/c.cfg.TicksPerSecond)
 	}
+	switch {
+	case g.evictedBy != "":
+		cause := g.evictedBy // evictRest's: "the preemption of its member ..."
+		if c.groups[cause] != nil {
+			cause = "pod group " + cause + " preempts it"
+		}
+		return waitf("pod group %s is being evicted (%s); this pod waits until none of it runs, and the group is placed whole again", g.id.Key, cause)
+	case g.yieldTo != "":
+		return waitf("pod group %s lost pods to the preemption by %s; this pod waits until %s has started", g.id.Key, g.yieldTo, g.yieldTo)
+	}
 	if g.queuedPods() == 0 {
 		have := len(c.unslotted(g)) + g.liveSlots()
 		if have < int(g.id.Size) {

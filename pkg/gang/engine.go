@@ -274,6 +274,9 @@ func (c *Core) trySubmit(g *group) {
 	if g.evictedBy != "" {
 		return // preempted: placed whole again once nothing of it runs (preempt.go)
 	}
+	if g.yieldTo != "" {
+		return // some of its pods were evicted for a preemptor, which comes first (preempt_pods.go)
+	}
 	if g.underway() {
 		c.fillVacancies(g)
 		c.joinPods(g)
@@ -615,7 +618,7 @@ func (c *Core) started(g *group, a *alloc, at int64) {
 	joining := g.underway()
 	g.everPlaced, g.joinRefused, g.preemptNote = true, "", ""
 	c.touch(g)
-	a.running, a.start = true, at
+	a.running, a.start, a.began = true, at, at
 	a.dur = info.Duration
 	c.planned(g, a)
 	a.recorded = fmt.Sprintf("%s@%s-%d", g.id.Key, c.cfg.RunID, a.id)

@@ -133,9 +133,12 @@ func (s *Snapshot) preemptionDetails(g GroupStatus, entry *QueueEntry) []string 
 	if g.EvictedBy != "" {
 		out = append(out, fmt.Sprintf("It is being preempted by %s: its pods are evicted, and the group is placed whole again once none of them runs.", g.EvictedBy))
 	}
+	if g.YieldsTo != "" {
+		out = append(out, fmt.Sprintf("Some of its pods are evicted for %s (its disruptionMode is single): it runs on without them, and pods replacing them wait until %s has started or given up its hold.", g.YieldsTo, g.YieldsTo))
+	}
 	switch {
 	case len(g.Preempting) > 0:
-		out = append(out, fmt.Sprintf("It preempts %s to start: it is reserved on their nodes, which it holds until %s; should they still run then, it is planned again.",
+		out = append(out, fmt.Sprintf("It preempts %s to start: their nodes are held for it until %s; should they still run then, it is planned again.",
 			strings.Join(g.Preempting, ", "), s.when(g.PreemptUntil)))
 	case entry == nil || s.Preemption == nil:
 	case g.PreemptNote != "":

@@ -125,6 +125,9 @@ func newFuzzer(t *testing.T, data []byte) *fuzzer {
 			id = NewGroupID("ns", "pg", 1, SourcePodGroup)
 			id.Size = size
 		}
+		// One group's pods may be preempted one by one (no byte read: the
+		// seeds found before keep their sequences).
+		id.DisruptionSingle = cfg.Preemption != nil && i == 1
 		fz.ids[i] = id
 	}
 	for i := range fuzzPods {

@@ -130,7 +130,12 @@ func (c *Core) lose(g *group, s *slot, name string, end ending) {
 	n := c.nodes[s.node]
 	// A preempted group's slots are not kept: its nodes go to the group
 	// that preempted it.
-	keep := g.evictedBy == "" && !end.refused && n != nil && !n.Down
+	keep := g.evictedBy == "" && !s.evicting && !end.refused && n != nil && !n.Down
+	if s.evicting {
+		// Evicted alone: the engine still counts what it held; it is
+		// rebuilt without the slot, which frees the node.
+		c.dirty = true
+	}
 	if keep {
 		s.pod, s.bound, s.reserved = "", false, false
 	} else {

@@ -47,7 +47,13 @@ func (c *Core) PodSeen(p Pod, now int64) {
 				g.members[p.UID] = &p
 				c.touch(g)
 				c.letThrough(g, a)
-				if p.Preempted && g.evictedBy == "" {
+				switch {
+				case !p.Preempted || g.evictedBy != "":
+				case g.id.DisruptionSingle:
+					// Its pods may go one by one: the rest runs on, and the
+					// node goes to the preemptor, not to a replacement.
+					s.evicting = true
+				default:
 					c.evictRest(g, &p)
 				}
 				return
@@ -144,7 +150,7 @@ func (c *Core) addMember(p *Pod, id GroupID, resolved bool) *group {
 // the group planned again. The rest of its policy is kept as last read.
 func (c *Core) takePolicy(g *group, id GroupID) {
 	g.id.Priority, g.id.HasPriority = id.Priority, id.HasPriority
-	g.id.PreemptionPolicy, g.id.DisruptionAll = id.PreemptionPolicy, id.DisruptionAll
+	g.id.PreemptionPolicy, g.id.DisruptionSingle = id.PreemptionPolicy, id.DisruptionSingle
 	if g.id.TopologyKey != id.TopologyKey || g.id.TopologyPreferred != id.TopologyPreferred {
 		g.id.TopologyKey, g.id.TopologyPreferred = id.TopologyKey, id.TopologyPreferred
 		c.replan(g, "its topology constraint changed")
@@ -238,7 +244,7 @@ func (c *Core) adopt(p *Pod) {
 		if dur == 0 {
 			dur = c.cfg.DefaultDuration
 		}
-		a = &alloc{id: c.newID(), running: true, committed: true, recorded: rec, start: c.now, dur: c.seconds(dur)}
+		a = &alloc{id: c.newID(), running: true, committed: true, recorded: rec, start: c.now, began: c.now, dur: c.seconds(dur)}
 		g.allocs = append(g.allocs, a)
 		c.byAlloc[a.id] = g
 		c.setUnplaced(a.id) // the engine takes it when the next rebuild replays it

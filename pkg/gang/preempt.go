@@ -73,6 +73,17 @@ type Eviction struct {
 type preemptHold struct {
 	victims []string
 	until   int64
+	// yielding are the groups that lost single pods to it and take no
+	// node back until the hold ends.
+	yielding []string
+}
+
+// holdTimeout is Preemption.Timeout, 120 s when unset.
+func holdTimeout(p *Preemption) int64 {
+	if p.Timeout <= 0 {
+		return 120
+	}
+	return p.Timeout
 }
 
 // preemptRetry is how long, in seconds, a group that could not preempt
@@ -119,7 +130,8 @@ func (c *Core) settlePreemptions() {
 	for _, key := range slices.Sorted(maps.Keys(c.preempting)) {
 		g := c.groups[key]
 		if g == nil || g.preempt == nil || g.state != queued || c.now >= g.preempt.until {
-			if g != nil {
+			if g != nil && g.preempt != nil {
+				c.stopYielding(g.preempt.yielding)
 				g.preempt = nil
 			}
 			delete(c.preempting, key)
@@ -231,8 +243,8 @@ func (c *Core) victims(g *group, p *Preemption) ([]victim, int64) {
 				continue
 			}
 			vc.ids = append(vc.ids, a.id)
-			if vc.start < 0 || a.start < vc.start {
-				vc.start = a.start
+			if vc.start < 0 || a.began < vc.start {
+				vc.start = a.began
 			}
 			for _, s := range a.slots {
 				if !s.done {
@@ -298,6 +310,9 @@ func (c *Core) tryPreempt(g *group, p *Preemption) bool {
 			}
 		}
 	}
+	if c.preemptPods(g, a, cands, base, p) {
+		return true
+	}
 	fits := func(chosen []victim) bool {
 		without := slices.Clone(base)
 		for _, v := range chosen {
@@ -307,22 +322,12 @@ func (c *Core) tryPreempt(g *group, p *Preemption) bool {
 		c.fail("preempt", g.id.Key, err)
 		return err == nil && r.Status == match.Allocated
 	}
-	n := 0
-	for n < len(cands) && !fits(cands[:n+1]) {
-		n++
-	}
-	if n == len(cands) {
+	chosen, ok := fewest(cands, fits)
+	if !ok {
 		g.preemptNote = fmt.Sprintf("even with all %d running groups of lower priority it may evict gone, it would not fit now", len(cands))
 		return false
 	}
 	g.preemptNote = ""
-	chosen := slices.Clone(cands[:n+1])
-	for i := len(chosen) - 1; i >= 0 && len(chosen) > 1; i-- {
-		rest := slices.Delete(slices.Clone(chosen), i, i+1)
-		if fits(rest) {
-			chosen = rest
-		}
-	}
 	c.evict(g, chosen, p)
 	return true
 }
@@ -331,11 +336,7 @@ func (c *Core) tryPreempt(g *group, p *Preemption) bool {
 // planned end brought to the hold's, and the preemptor holds their nodes
 // until then.
 func (c *Core) evict(g *group, chosen []victim, p *Preemption) {
-	timeout := p.Timeout
-	if timeout <= 0 {
-		timeout = 120
-	}
-	until := c.now + c.seconds(timeout)
+	until := c.now + c.seconds(holdTimeout(p))
 	hold := &preemptHold{until: until}
 	var named []string
 	for _, v := range chosen {

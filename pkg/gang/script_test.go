@@ -217,9 +217,10 @@ func (s *script) exec(f []string) error {
 		if gp, ok := args["gprio"]; ok { // the group object's own priority
 			id.Priority, id.HasPriority = int32(atoi(gp)), true
 		}
-		id.PreemptionPolicy = args["gpreempt"] // the group object's preemptionPolicy
-		id.TopologyKey = args["topo"]          // the group's object asks for one domain of this label
-		id.TopologyPreferred = args["pref"]    // ... or would rather have one
+		id.PreemptionPolicy = args["gpreempt"]            // the group object's preemptionPolicy
+		id.DisruptionSingle = args["disrupt"] == "single" // ... and its disruptionMode
+		id.TopologyKey = args["topo"]                     // the group's object asks for one domain of this label
+		id.TopologyPreferred = args["pref"]               // ... or would rather have one
 		if args["claims"] != "" {
 			id.Unsupported = args["claims"] + " resource claims"
 		}

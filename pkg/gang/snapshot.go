@@ -105,11 +105,14 @@ type GroupStatus struct {
 	// Preempting are the groups it evicts to start, and PreemptUntil the
 	// end of its hold on their nodes; EvictedBy, the group evicting it
 	// (preempt.go). PreemptNote says why a waiting group did not preempt
-	// at its last try ("" when it did not try).
+	// at its last try ("" when it did not try). YieldsTo is the group
+	// some of its pods were evicted for, one by one, while that group's
+	// hold lasts (preempt_pods.go).
 	Preempting   []string
 	PreemptUntil int64
 	EvictedBy    string
 	PreemptNote  string
+	YieldsTo     string
 }
 
 // Refusal is the nodes that turned one pod away.
@@ -340,7 +343,7 @@ func (c *Core) groupStatus(g *group, fr *freeNodes) GroupStatus {
 		}
 		st.Refused = append(st.Refused, Refusal{Pod: name, Nodes: slices.Clone(g.avoid[uid])})
 	}
-	st.EvictedBy, st.PreemptNote = g.evictedBy, g.preemptNote
+	st.EvictedBy, st.PreemptNote, st.YieldsTo = g.evictedBy, g.preemptNote, g.yieldTo
 	if h := g.preempt; h != nil {
 		st.Preempting, st.PreemptUntil = slices.Clone(h.victims), h.until
 	}

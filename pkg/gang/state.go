@@ -43,14 +43,20 @@ type slot struct {
 	bound    bool
 	// done: its pod ended, or went away, after binding.
 	done bool
+	// evicting: its pod is evicted alone (a group whose disruptionMode is
+	// single, preempt_pods.go); its slot is not kept when the pod goes.
+	evicting bool
 }
 
 // alloc is one engine job of a group.
 type alloc struct {
-	id      int64 // engine job id (also the queue's group id)
-	js      *jobspec.Jobspec
-	slots   []*slot
-	start   int64
+	id    int64 // engine job id (also the queue's group id)
+	js    *jobspec.Jobspec
+	slots []*slot
+	start int64
+	// began is when it first started: start moves when the engine is
+	// rebuilt (an allocation is replayed from then on), began does not.
+	began   int64
 	dur     int64 // planned duration, ticks; 0 unlimited
 	running bool  // placed by the engine (false while queued)
 	// committed: Permit let the allocation through, so its bindings are
@@ -144,8 +150,12 @@ type group struct {
 	// evictedBy is the group that preempted this one, while its pods
 	// go; preempt, a preemptor's hold on its victims' nodes; preemptNext,
 	// when a group that could not preempt may try again (preempt.go).
-	evictedBy   string
-	preempt     *preemptHold
+	evictedBy string
+	preempt   *preemptHold
+	// yieldTo is the preemptor some of this group's pods were evicted
+	// for, one by one: until its hold ends, the group takes no node
+	// back for pods replacing them.
+	yieldTo     string
 	preemptNext int64
 	// preemptNote says why the group did not preempt at its last try.
 	preemptNote string

@@ -88,11 +88,15 @@ type GroupID struct {
 	HasPriority bool
 	// What a Kubernetes PodGroup (scheduling.k8s.io/v1beta1) asks of its
 	// group besides a size. PreemptionPolicy is "Never",
-	// "PreemptLowerPriority" or "" (unset); DisruptionAll: the group may
-	// only be disrupted whole (disruptionMode all; false is single).
-	// Both are kept with the group for preemption, which reads them.
+	// "PreemptLowerPriority" or "" (unset). DisruptionSingle: its
+	// disruptionMode is single, so a preemption may take its pods one
+	// node at a time when that alone makes room, and a member another
+	// scheduler preempts does not take the rest with it. Unset, fluence
+	// disrupts a group whole (Kubernetes' own default is single; fluence
+	// keeps the gang promise unless asked otherwise). Both are kept with
+	// the group for preemption, which reads them.
 	PreemptionPolicy string
-	DisruptionAll    bool
+	DisruptionSingle bool
 	// TopologyKey is a node label: the whole group must be placed on
 	// nodes sharing one value of it (one domain). "" places anywhere.
 	TopologyKey string

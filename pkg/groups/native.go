@@ -30,9 +30,11 @@ type nativePolicy struct {
 	// PreemptionPolicy is spec.preemptionPolicy ("Never",
 	// "PreemptLowerPriority", or "" when unset).
 	PreemptionPolicy string
-	// DisruptionAll: spec.disruptionMode is all (the group is disrupted
-	// whole); false is single, the default.
-	DisruptionAll bool
+	// DisruptionSingle: spec.disruptionMode is single (its pods may be
+	// disrupted one by one). Unset or all, fluence disrupts the group
+	// whole (Kubernetes' own default is single: see
+	// gang.GroupID.DisruptionSingle).
+	DisruptionSingle bool
 	// TopologyKey is spec.schedulingConstraints.topology[0].key: the
 	// node label whose one value must hold the whole group.
 	TopologyKey string
@@ -168,7 +170,7 @@ func (s *resolution) nativePodGroup(name string) (gang.GroupID, error) {
 	if pol.Priority != nil {
 		id.Priority, id.HasPriority = *pol.Priority, true
 	}
-	id.PreemptionPolicy, id.DisruptionAll, id.TopologyKey = pol.PreemptionPolicy, pol.DisruptionAll, pol.TopologyKey
+	id.PreemptionPolicy, id.DisruptionSingle, id.TopologyKey = pol.PreemptionPolicy, pol.DisruptionSingle, pol.TopologyKey
 	id.Unsupported = pol.unsupported()
 	return id, nil
 }

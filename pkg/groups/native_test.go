@@ -130,7 +130,7 @@ func TestResolveNativePodGroupPolicy(t *testing.T) {
 	}
 	rack := set(testNativePodGroup(t, "rack", 2), []any{map[string]any{"key": "example.com/rack"}}, "spec", "schedulingConstraints", "topology")
 	set(rack, "Never", "spec", "preemptionPolicy")
-	set(rack, map[string]any{"all": map[string]any{}}, "spec", "disruptionMode")
+	set(rack, map[string]any{"single": map[string]any{}}, "spec", "disruptionMode")
 	claims := set(testNativePodGroup(t, "claims", 2), []any{map[string]any{"name": "gpus", "resourceClaimTemplateName": "tpl"}}, "spec", "resourceClaims")
 	set(claims, "parent", "spec", "parentCompositePodGroupName")
 	two := set(testNativePodGroup(t, "two", 2), []any{map[string]any{"key": "a"}, map[string]any{"key": "b"}}, "spec", "schedulingConstraints", "topology")
@@ -138,11 +138,11 @@ func TestResolveNativePodGroupPolicy(t *testing.T) {
 	ctx := context.Background()
 
 	got, err := r.Resolve(ctx, testPod("a", podInGroup("rack")))
-	if err != nil || got.TopologyKey != "example.com/rack" || got.PreemptionPolicy != "Never" || !got.DisruptionAll || got.Unsupported != "" {
-		t.Errorf("rack: got %+v, %v; want topology example.com/rack, preemption Never, disruption all", got, err)
+	if err != nil || got.TopologyKey != "example.com/rack" || got.PreemptionPolicy != "Never" || !got.DisruptionSingle || got.Unsupported != "" {
+		t.Errorf("rack: got %+v, %v; want topology example.com/rack, preemption Never, disruption single", got, err)
 	}
 	got, err = r.Resolve(ctx, testPod("b", podInGroup("plain")))
-	if err != nil || got.TopologyKey != "" || got.PreemptionPolicy != "" || got.DisruptionAll {
+	if err != nil || got.TopologyKey != "" || got.PreemptionPolicy != "" || got.DisruptionSingle {
 		t.Errorf("plain: got %+v, %v; want no policy beyond its size", got, err)
 	}
 	got, err = r.Resolve(ctx, testPod("c", podInGroup("claims")))

@@ -31,7 +31,7 @@ func policyV1beta1(u *unstructured.Unstructured) (nativePolicy, error) {
 	pol := nativePolicy{
 		Priority:          s.Priority,
 		PriorityClassName: s.PriorityClassName,
-		DisruptionAll:     s.DisruptionMode != nil && s.DisruptionMode.All != nil,
+		DisruptionSingle:  s.DisruptionMode != nil && s.DisruptionMode.Single != nil,
 		ResourceClaims:    len(s.ResourceClaims),
 	}
 	if s.PreemptionPolicy != nil {

@@ -286,15 +286,7 @@ func (m *Matcher) PartialCancel(id int64, vertices []int32) (bool, error) {
 			return false, fmt.Errorf("match: vertex %d out of range", v)
 		}
 	}
-	var keep []claim
-	for _, cl := range j.claims {
-		released := slices.ContainsFunc(vertices, func(v int32) bool {
-			return m.g.IsAncestor(v, cl.v) || m.g.IsAncestor(cl.v, v)
-		})
-		if !released {
-			keep = append(keep, cl)
-		}
-	}
+	keep := m.claimsOutside(j, vertices)
 	if len(keep) == len(j.claims) {
 		return false, nil
 	}
@@ -321,6 +313,21 @@ func (m *Matcher) PartialCancel(id int64, vertices []int32) (bool, error) {
 	}
 	m.jobs[id] = nj
 	return false, nil
+}
+
+// claimsOutside is what the job holds apart from the vertices: a claim
+// on a vertex, in its subtree or above it goes with it.
+func (m *Matcher) claimsOutside(j *Job, vertices []int32) []claim {
+	var keep []claim
+	for _, cl := range j.claims {
+		released := slices.ContainsFunc(vertices, func(v int32) bool {
+			return m.g.IsAncestor(v, cl.v) || m.g.IsAncestor(cl.v, v)
+		})
+		if !released {
+			keep = append(keep, cl)
+		}
+	}
+	return keep
 }
 
 // JobInfo describes a job.
@@ -545,22 +552,78 @@ func (m *Matcher) Share(js *jobspec.Jobspec) float64 {
 // question). Their spans are taken out for the match and put back after
 // it, as Extend does, so nothing changes.
 func (m *Matcher) FitsWithout(js *jobspec.Jobspec, id, now int64, without []int64) (*Result, error) {
-	var out []*Job
+	parts := make([]Without, len(without))
+	for i, w := range without {
+		parts[i] = Without{ID: w}
+	}
+	return m.FitsWithoutParts(js, id, now, parts)
+}
+
+// Without names what a FitsWithoutParts probe takes away: the whole job
+// ID, or, with Vertices, only what it holds on those vertices, as
+// PartialCancel would release it.
+type Without struct {
+	ID       int64
+	Vertices []int32
+}
+
+// FitsWithoutParts is FitsWithout for jobs or parts of jobs: a job
+// named whole anywhere goes whole; the parts named of one job add up.
+func (m *Matcher) FitsWithoutParts(js *jobspec.Jobspec, id, now int64, without []Without) (*Result, error) {
+	type cut struct {
+		j        *Job
+		whole    bool
+		vertices []int32
+	}
+	var cuts []*cut
 	for _, w := range without {
-		j, ok := m.jobs[w]
+		j, ok := m.jobs[w.ID]
 		if !ok {
-			return nil, fmt.Errorf("match: no job %d", w)
+			return nil, fmt.Errorf("match: no job %d", w.ID)
 		}
-		if slices.Contains(out, j) {
+		for _, v := range w.Vertices {
+			if v < 0 || int(v) >= m.g.Len() {
+				return nil, fmt.Errorf("match: vertex %d out of range", v)
+			}
+		}
+		i := slices.IndexFunc(cuts, func(c *cut) bool { return c.j == j })
+		if i < 0 {
+			cuts = append(cuts, &cut{j: j})
+			i = len(cuts) - 1
+		}
+		cuts[i].whole = cuts[i].whole || len(w.Vertices) == 0
+		cuts[i].vertices = append(cuts[i].vertices, w.Vertices...)
+	}
+	// Each cut job is released, and what it keeps committed as a
+	// stand-in, for the match; then the stand-ins go and the jobs return.
+	var stand []*Job
+	var err error
+	for _, c := range cuts {
+		m.release(c.j)
+		if c.whole {
 			continue
 		}
-		m.release(j)
-		out = append(out, j)
+		keep := m.claimsOutside(c.j, c.vertices)
+		if len(keep) == 0 {
+			continue
+		}
+		nj, cerr := m.commit(c.j.ID, c.j.At, c.j.Duration, c.j.Reserved, keep)
+		if cerr != nil {
+			err = fmt.Errorf("match: job %d: its part kept for a match could not be planned: %w", c.j.ID, cerr)
+			break
+		}
+		stand = append(stand, nj)
 	}
-	r, err := m.Fits(js, id, now)
-	for i := len(out) - 1; i >= 0; i-- {
-		if aerr := m.apply(out[i]); aerr != nil && err == nil {
-			err = fmt.Errorf("match: job %d could not be put back after a match without it: %w", out[i].ID, aerr)
+	var r *Result
+	if err == nil {
+		r, err = m.Fits(js, id, now)
+	}
+	for i := len(stand) - 1; i >= 0; i-- {
+		m.release(stand[i])
+	}
+	for i := len(cuts) - 1; i >= 0; i-- {
+		if aerr := m.apply(cuts[i].j); aerr != nil && err == nil {
+			err = fmt.Errorf("match: job %d could not be put back after a match without it: %w", cuts[i].j.ID, aerr)
 		}
 	}
 	return r, err
