@@ -77,9 +77,10 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"profile", "op"})
 	preemptions = metrics.NewCounterVec(&metrics.CounterOpts{
-		Subsystem:      "fluence",
-		Name:           "preemptions_total",
-		Help:           "Preemptions decided: a waiting group evicting running groups of lower priority, whole, to start. One per preempting group, however many groups and pods it evicts.",
+		Subsystem: "fluence",
+		Name:      "preemptions_total",
+		Help: "Preemptions decided: a waiting group evicting running groups of lower priority (whole, or single pods of groups whose disruptionMode is single) to start, one per preempting group however many groups and pods it evicts; " +
+			"also one when fluence evicts the rest of a gang a member of which another scheduler preempted.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"profile"})
 	evictedPods = metrics.NewCounterVec(&metrics.CounterOpts{
