@@ -86,6 +86,16 @@ func TestHelmChart(t *testing.T) {
 			{[]string{"oneScheduler=yes"}, "/oneScheduler"},
 			{[]string{"inspect.enabled=maybe"}, "/inspect/enabled"},
 			{[]string{"podGroupCRD.install=maybe"}, "/podGroupCRD/install"},
+			// Misspelt at every level: the top, and each block.
+			{[]string{"replica=3"}, "replica"},
+			{[]string{"image.tagg=v1"}, "tagg"},
+			{[]string{"leaderElection.leaseNam=x"}, "leaseNam"},
+			{[]string{"serviceAccount.creat=false"}, "creat"},
+			{[]string{"metrics.servic=false"}, "servic"},
+			{[]string{"resources.request.cpu=1"}, "request"},
+			{[]string{"affinity.podAntiAfinity.x=1"}, "podAntiAfinity"},
+			{[]string{"podDisruptionBudget.maxUnavailable=0"}, "/podDisruptionBudget/maxUnavailable"},
+			{[]string{"antiAffinity=always"}, "/antiAffinity"},
 		} {
 			args := []string{"template", releaseName, chartDir}
 			for _, s := range tc.set {
@@ -98,6 +108,7 @@ func TestHelmChart(t *testing.T) {
 		}
 	})
 
+	t.Run("replicas", func(t *testing.T) { checkChartReplicas(t, helm) })
 	objs := renderChart(t, helm)
 	deployment := findObject(t, objs, "Deployment", releaseName)
 	configMap := findObject(t, objs, "ConfigMap", releaseName+"-config")
