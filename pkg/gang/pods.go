@@ -20,6 +20,10 @@ func (c *Core) PodSeen(p Pod, now int64) {
 		c.podEnded(&p)
 		return
 	}
+	if p.NodeName == "" && !p.Owned {
+		c.nominated(&p)
+		return
+	}
 	if p.NodeName == "" {
 		key, known := c.podKey[p.UID]
 		switch {
@@ -182,6 +186,9 @@ func (c *Core) addForeign(p *Pod) {
 	if old, ok := c.foreign[node][p.UID]; ok && old == p.Requests {
 		return
 	}
+	if old, ok := c.foreignNode[p.UID]; ok && old != node {
+		c.memberGone(p.UID, ending{}) // nominated there, bound here
+	}
 	if c.foreign[node] == nil {
 		c.foreign[node] = map[string]Resources{}
 	}
@@ -190,6 +197,21 @@ func (c *Core) addForeign(p *Pod) {
 	if !c.dirty && c.m != nil {
 		c.placeForeign(node)
 		c.withdrawOverloaded(node)
+	}
+}
+
+// nominated counts another scheduler's unbound pod on the node its
+// preemption nominated it for, or stops counting it once the nomination
+// is gone (the pod is deleted, or its scheduler gave the node up).
+func (c *Core) nominated(p *Pod) {
+	if p.Nominated != "" && !p.Deleting {
+		at := *p
+		at.NodeName = p.Nominated
+		c.addForeign(&at)
+		return
+	}
+	if _, ok := c.foreignNode[p.UID]; ok {
+		c.memberGone(p.UID, ending{})
 	}
 }
 

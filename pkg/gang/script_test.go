@@ -266,6 +266,13 @@ func (s *script) exec(f []string) error {
 		p.Gated = false
 		s.fw.Ungate(p.UID, s.now)
 		s.print(s.core.Ready())
+	case "nominate":
+		// Another scheduler's unbound pod, nominated for node= by its
+		// preemption (node= empty: the nomination is gone).
+		p := &Pod{UID: "uid-" + f[1], Namespace: "ns", Name: f[1], Nominated: args["node"],
+			Requests: Resources{MilliCPU: milli(args["cpu"]), MemoryBytes: bytes(args["mem"])}}
+		s.pods[f[1]] = p
+		s.core.PodSeen(*p, s.now)
 	case "foreign":
 		p := &Pod{UID: "uid-" + f[1], Namespace: "ns", Name: f[1], NodeName: args["node"],
 			Requests: Resources{MilliCPU: milli(args["cpu"]), MemoryBytes: bytes(args["mem"])}}

@@ -158,6 +158,13 @@ type Pod struct {
 	Owned bool
 	// NodeName is the node the pod is bound to; "" while unbound.
 	NodeName string
+	// Nominated is the node another scheduler's preemption nominated an
+	// unbound pod of its own for (status.nominatedNodeName): its victims
+	// are going, and it binds there next. The core counts it on that node
+	// meanwhile, as kube-scheduler's own filter does, so that nothing is
+	// placed on room already promised. Ignored for pods this scheduler
+	// places.
+	Nominated string
 	// Done: the pod ended (Succeeded or Failed) and holds nothing.
 	Done bool
 	// Succeeded: Done, and it finished its work. A finished member still

@@ -85,6 +85,9 @@ func (o GraphOptions) CorePod(p *corev1.Pod, owned bool) gang.Pod {
 	if p.Status.Phase == corev1.PodFailed {
 		out.FailReason = p.Status.Reason
 	}
+	if !owned && p.Spec.NodeName == "" && p.DeletionTimestamp == nil {
+		out.Nominated = p.Status.NominatedNodeName
+	}
 	if !owned || p.Spec.NodeName != "" {
 		return out // only its requests and place matter
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fluence-sched/fluence/pkg/gang"
 )
@@ -98,6 +99,35 @@ func TestCorePodPreempted(t *testing.T) {
 		}
 		if got := (GraphOptions{}).CorePod(pod, tc.owned).Preempted; got != tc.want {
 			t.Errorf("%s: Preempted = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// Another scheduler's unbound pod carries the node its preemption
+// nominated it for; a pod of this scheduler, a bound pod and a pod being
+// deleted carry none.
+func TestCorePodNominated(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		node     string
+		owned    bool
+		deleting bool
+		want     string
+	}{
+		{"foreign, unbound", "", false, false, "n2"},
+		{"foreign, bound", "n1", false, false, ""},
+		{"foreign, being deleted", "", false, true, ""},
+		{"own", "", true, false, ""},
+	} {
+		pod := makePod("p").obj()
+		pod.Spec.NodeName = tc.node
+		pod.Status.NominatedNodeName = "n2"
+		if tc.deleting {
+			now := metav1.Now()
+			pod.DeletionTimestamp = &now
+		}
+		if got := (GraphOptions{}).CorePod(pod, tc.owned).Nominated; got != tc.want {
+			t.Errorf("%s: Nominated = %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }
