@@ -61,13 +61,16 @@ const (
 	// namespace/native-podgroup:name, apart from a scheduler-plugins
 	// PodGroup or a labelled group of the same name.
 	SourceNativePodGroup = "native-podgroup"
-	SourceJob            = "job"         // a Job: its parallelism
-	SourceJobSet         = "jobset"      // one replicated job of a JobSet
-	SourceStatefulSet    = "statefulset" // a StatefulSet: its replicas
-	SourceMPIJob         = "mpijob"      // an MPIJob: workers + launcher
-	SourceMiniCluster    = "minicluster" // a Flux Operator MiniCluster
-	SourcePod            = "pod"         // a lone pod, size 1
-	SourceRecord         = "record"      // known only from an allocation record (after a restart)
+	// SourceVolcanoPodGroup: a Volcano PodGroup (scheduling.volcano.sh)
+	// named by the pod's annotation; keyed namespace/volcano-podgroup:name.
+	SourceVolcanoPodGroup = "volcano-podgroup"
+	SourceJob             = "job"         // a Job: its parallelism
+	SourceJobSet          = "jobset"      // one replicated job of a JobSet
+	SourceStatefulSet     = "statefulset" // a StatefulSet: its replicas
+	SourceMPIJob          = "mpijob"      // an MPIJob: workers + launcher
+	SourceMiniCluster     = "minicluster" // a Flux Operator MiniCluster
+	SourcePod             = "pod"         // a lone pod, size 1
+	SourceRecord          = "record"      // known only from an allocation record (after a restart)
 )
 
 // GroupID identifies a pod group.

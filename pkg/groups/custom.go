@@ -23,9 +23,11 @@ var (
 	PodGroupResource = schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"}
 	JobSetResource   = schema.GroupVersionResource{Group: "jobset.x-k8s.io", Version: "v1alpha2", Resource: "jobsets"}
 	MPIJobResource   = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v2beta1", Resource: "mpijobs"}
+	// VolcanoPodGroupResource is Volcano's PodGroup.
+	VolcanoPodGroupResource = schema.GroupVersionResource{Group: "scheduling.volcano.sh", Version: "v1beta1", Resource: "podgroups"}
 )
 
-var watched = []schema.GroupVersionResource{PodGroupResource, JobSetResource, MPIJobResource}
+var watched = []schema.GroupVersionResource{PodGroupResource, JobSetResource, MPIJobResource, VolcanoPodGroupResource}
 
 // DiscoveryInterval is how often CustomResources asks the API server which
 // of the watched resources it serves.

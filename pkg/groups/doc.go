@@ -25,7 +25,10 @@
 //     (gang.SourceLabel). scheduling.x-k8s.io/pod-group alone takes its
 //     size from the scheduler-plugins PodGroup's spec.minMember
 //     (gang.SourcePodGroup). A group name without a size takes the size of
-//     the owning workload (rule 2); without one it is an error.
+//     the owning workload (rule 2); without one it is an error. Without
+//     any of these, the annotation scheduling.k8s.io/group-name (or
+//     scheduling.volcano.sh/group-name) names a Volcano PodGroup, its size
+//     being spec.minMember (gang.SourceVolcanoPodGroup, volcano.go).
 //  2. The pod's controller. A Job: the group labels on the Job
 //     (gang.SourceWorkloadLabel); else the Job's own controller, one
 //     replicated job of a JobSet (its replicas x the Job's parallelism,

@@ -137,6 +137,9 @@ func (res *resolution) resolve() (gang.GroupID, error) {
 		return gang.GroupID{}, res.fail(false, "%s", strings.TrimPrefix(err.Error(), "pod "+res.podKey+": "))
 	}
 	if !found {
+		if name, ok := volcanoGroupName(pod); ok && r.custom != nil {
+			return res.volcanoPodGroup(name)
+		}
 		return res.owner()
 	}
 	if g.Size > 0 {

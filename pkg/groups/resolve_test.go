@@ -157,10 +157,11 @@ type fixture struct {
 
 // listKinds lets the fake dynamic client list the watched resources.
 var listKinds = map[schema.GroupVersionResource]string{
-	PodGroupResource:      "PodGroupList",
-	JobSetResource:        "JobSetList",
-	MPIJobResource:        "MPIJobList",
-	NativePodGroupV1beta1: "PodGroupList",
+	PodGroupResource:        "PodGroupList",
+	JobSetResource:          "JobSetList",
+	MPIJobResource:          "MPIJobList",
+	NativePodGroupV1beta1:   "PodGroupList",
+	VolcanoPodGroupResource: "PodGroupList",
 }
 
 // fakeDiscovery serves the given resources.

@@ -18,6 +18,10 @@ const (
 	GroupSizeKey       = "fluence.flux-framework.org/group-size"
 	SchedulingGroupKey = "scheduling.x-k8s.io/pod-group" // scheduler-plugins PodGroup
 	LegacySizeKey      = "fluence.group-size"            // beside scheduling.x-k8s.io/pod-group
+	// A Volcano PodGroup (scheduling.volcano.sh) is named by either
+	// annotation, the first as Volcano itself reads it.
+	VolcanoGroupKey    = "scheduling.k8s.io/group-name"
+	VolcanoGroupAltKey = "scheduling.volcano.sh/group-name"
 )
 
 // Group sources: which spelling ParseGroup found.
