@@ -126,3 +126,36 @@ func TestKeysDocumented(t *testing.T) {
 		}
 	}
 }
+
+// Every metric the plugin registers is in the Metrics table of
+// docs/scheduler.md.
+func TestMetricsDocumented(t *testing.T) {
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, filepath.Join(root, "pkg/plugin/metrics.go"), nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	ast.Inspect(file, func(n ast.Node) bool {
+		kv, ok := n.(*ast.KeyValueExpr)
+		if !ok {
+			return true
+		}
+		if id, ok := kv.Key.(*ast.Ident); ok && id.Name == "Name" {
+			if lit, ok := kv.Value.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				s, _ := strconv.Unquote(lit.Value)
+				names = append(names, "fluence_"+s)
+			}
+		}
+		return true
+	})
+	if len(names) < 5 {
+		t.Fatalf("found only %d metrics in pkg/plugin/metrics.go (%v): the search is broken", len(names), names)
+	}
+	docs := strings.Join(documented(t, "docs/scheduler.md"), "\n")
+	for _, m := range names {
+		if !strings.Contains(docs, m) {
+			t.Errorf("metric %s is registered but not in the Metrics table of docs/scheduler.md", m)
+		}
+	}
+}
