@@ -34,8 +34,8 @@ func TestInstallDocs(t *testing.T) {
 	}
 	helm := helmBinary(t)
 	cmds := docCommands(t, "../../docs/install.md", "helm ")
-	if len(cmds) < 4 {
-		t.Fatalf("docs/install.md has %d helm commands, want install, two upgrades and uninstall: %q", len(cmds), cmds)
+	if len(cmds) < 5 {
+		t.Fatalf("docs/install.md has %d helm commands, want install, two upgrades, a rollback and uninstall: %q", len(cmds), cmds)
 	}
 	c := newFullCluster(t)
 	kubeconfig := c.kubeconfigFile()
@@ -110,6 +110,19 @@ func TestInstallDocs(t *testing.T) {
 				}
 			default:
 				t.Errorf("the test does not know what %q should change", line)
+			}
+		case "rollback":
+			// Back to the install: the upgrades' values are gone.
+			run(line)
+			cfg := config()
+			if _, err := decodeSchedulerConfig(cfg); err != nil {
+				t.Errorf("after %q: %v", line, err)
+			}
+			if strings.Contains(cfg, "queuePolicy: hybrid") || strings.Contains(cfg, "schedulerName: default-scheduler") {
+				t.Errorf("after %q the configuration still has an upgrade's values:\n%s", line, cfg)
+			}
+			if owner := crdOwner(line); owner != releaseName {
+				t.Errorf("after %q: the PodGroup CRD belongs to release %q, want %q", line, owner, releaseName)
 			}
 		case "uninstall":
 			run(line)
