@@ -131,3 +131,13 @@ image:
 clean:
 	$(GO) clean -testcache
 	rm -rf _output
+
+# A release into _output/release (cmd/fluence-release, docs/release.md):
+# fluence and kubectl-fluence for linux and darwin, amd64 and arm64, the
+# image (OCI layout and archive), the chart packaged with the image's digest,
+# a CycloneDX SBOM per binary and SHA256SUMS. The version is the VERSION
+# file's (VERSION=0.2.0 overrides); every time recorded is the last commit's.
+.PHONY: release
+release: VERSION = $(shell cat VERSION)
+release:
+	$(GO) run ./cmd/fluence-release --out _output/release --version $(VERSION) --image $(IMAGE) --revision "$(REVISION)" --created $(SOURCE_DATE_EPOCH)
