@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -153,9 +152,10 @@ func TestRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	proc := c.startChartSchedulerBinary(t, bin, deployment, config, args, ports[0])
-	if code, body := httpsGet(t, fmt.Sprintf("https://127.0.0.1:%d/readyz", ports[0]), ""); code != http.StatusOK {
-		t.Fatalf("GET /readyz: %d %s", code, body)
-	}
+	// Ready means listening with the informers synced, which a loaded
+	// machine may take a few seconds to reach: wait for it, as a kubelet's
+	// readiness probe does.
+	waitReady(t, c.Ctx, fmt.Sprintf("https://127.0.0.1:%d", ports[0]))
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		lease, err := c.Client.CoordinationV1().Leases(releaseNamespace).Get(c.Ctx, "fluence-scheduler", metav1.GetOptions{})
