@@ -246,6 +246,21 @@ func (c *Core) commit(g *group, a *alloc) {
 	}
 }
 
+// PermitTimeout returns how long, in seconds, the pod may wait at Permit
+// for the rest of its allocation as its group asks
+// (GroupID.PermitTimeout: a scheduler-plugins PodGroup's
+// spec.scheduleTimeoutSeconds, as last read); 0 when the group asks
+// nothing, and the scheduler's own timeout applies. When the wait ends
+// before the allocation is whole, the caller unreserves the pod
+// (Unreserve), which withdraws the whole allocation and turns the group's
+// other waiting pods away: the group is placed again whole.
+func (c *Core) PermitTimeout(uid string) int64 {
+	if g := c.groups[c.podKey[uid]]; g != nil {
+		return g.id.PermitTimeout
+	}
+	return 0
+}
+
 // Bound marks a pod bound once its binding succeeded, before the
 // informer says so.
 func (c *Core) Bound(uid string) {

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/fluence-sched/fluence/pkg/match"
 	"github.com/fluence-sched/fluence/pkg/queue"
@@ -311,6 +312,12 @@ func (c *Core) submitPods(g *group, pods []*Pod, submit int64) {
 	if len(pods) == 0 {
 		return
 	}
+	if !g.underway() {
+		if why := c.beyondMin(g); why != "" {
+			c.refuse(g, pods, why)
+			return
+		}
+	}
 	js, slots, err := c.groupRequest(g, pods, 0, Shape{})
 	if err != nil {
 		c.refuse(g, pods, "cannot be placed: "+err.Error())
@@ -437,6 +444,11 @@ func (c *Core) checkEarly(g *group, free []*Pod, need int) {
 		return // (nodes waiting outside the graph: judged once they joined)
 	}
 	g.checked, g.checkedPods = c.graphGen, len(free)
+	// Minimum resources are the group's whole, known before its pods.
+	if why := c.beyondMin(g); why != "" {
+		c.reject(g, why)
+		return
+	}
 	// A group asking more pods than the nodes can hold at all is judged
 	// without building a request: its size is whatever an object claims,
 	// and a stand-in per missing pod would cost memory in proportion.
@@ -684,6 +696,62 @@ func (c *Core) extendOverruns() {
 		}
 		c.planned(w.g, a) // unchanged if the extension failed: tried again next loop
 	}
+}
+
+// beyondMin says why the group's minimum resources (GroupID.MinResources)
+// are more than the nodes' allocatable summed, all the cluster could ever
+// offer; "" when they are not. Down nodes count: they may come back, as
+// a group that fits only with them waits rather than being rejected.
+// Only the whole is judged, as the coscheduling plugin judges
+// minResources: whether the room is free now, and how it is spread over
+// nodes, is for the group's pods' own requests.
+func (c *Core) beyondMin(g *group) string {
+	want := g.id.MinResources
+	if want == (Resources{}) {
+		return ""
+	}
+	var have Resources
+	for _, n := range c.nodes {
+		have.MilliCPU = addSat(have.MilliCPU, n.Allocatable.MilliCPU)
+		have.MemoryBytes = addSat(have.MemoryBytes, n.Allocatable.MemoryBytes)
+		have.GPU = addSat(have.GPU, n.Allocatable.GPU)
+	}
+	have.Pods = c.podRoom()
+	var short []string
+	for _, r := range []struct {
+		name       string
+		want, have int64
+		format     func(int64) string
+	}{
+		{"cpu", want.MilliCPU, have.MilliCPU, func(v int64) string { return fmt.Sprintf("%dm", v) }},
+		{"memory", want.MemoryBytes, have.MemoryBytes, formatBytes},
+		{"GPUs", want.GPU, have.GPU, func(v int64) string { return fmt.Sprint(v) }},
+		{"pods", want.Pods, have.Pods, func(v int64) string { return fmt.Sprint(v) }},
+	} {
+		if r.want > r.have {
+			short = append(short, fmt.Sprintf("%s %s, the nodes have %s allocatable in all", r.name, r.format(r.want), r.format(r.have)))
+		}
+	}
+	if len(short) == 0 {
+		return ""
+	}
+	what := "its minimum resources ask"
+	if g.id.Source == SourcePodGroup {
+		what = fmt.Sprintf("PodGroup %s/%s asks in spec.minResources", g.id.Namespace, g.id.Name)
+	}
+	return fmt.Sprintf("cannot be placed on this cluster: %s for more than all the nodes offer: %s", what, strings.Join(short, "; "))
+}
+
+// formatBytes writes a memory amount as Kubernetes would: in Gi or Mi
+// when it is a whole number of them, else in bytes.
+func formatBytes(v int64) string {
+	switch {
+	case v != 0 && v%(1<<30) == 0:
+		return fmt.Sprintf("%dGi", v>>30)
+	case v != 0 && v%(1<<20) == 0:
+		return fmt.Sprintf("%dMi", v>>20)
+	}
+	return fmt.Sprint(v)
 }
 
 // podRoom is how many pods the nodes can hold in all.

@@ -130,6 +130,25 @@ func (f *Framework) RunPod(uid string, now int64) []Trace {
 	return out
 }
 
+// TimeOut ends a pod's wait at Permit as kube-scheduler's timer does when
+// the wait (Core.PermitTimeout, else the scheduler's own) is over before
+// its allocation is whole: the pod is rejected and unreserved, and the
+// core's effects carried out (the allocation withdrawn, the group's other
+// waiting pods turned away, all of them tried again). The framework keeps
+// no clock, so the caller says when: a pod not waiting is left alone.
+func (f *Framework) TimeOut(uid string, now int64) []Trace {
+	fp := f.pods[uid]
+	if fp == nil || fp.waiting == "" {
+		return nil
+	}
+	node := fp.waiting
+	fp.waiting = ""
+	out := []Trace{{Pod: fp.pod.String(), Verdict: Verdict{Reason: "rejected due to timeout at Permit"}}}
+	f.Core.Unreserve(uid, node, now)
+	f.apply(f.Core.Ready(), now, &out)
+	return out
+}
+
 func (f *Framework) cycle(uid string, now int64, out *[]Trace) {
 	delete(f.active, uid)
 	fp := f.pods[uid]

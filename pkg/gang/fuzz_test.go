@@ -124,6 +124,9 @@ func newFuzzer(t *testing.T, data []byte) *fuzzer {
 		if i == 3 {
 			id = NewGroupID("ns", "pg", 1, SourcePodGroup)
 			id.Size = size
+			// Its PodGroup asks for three nodes' CPUs in all: rejected
+			// and judged again as nodes come and go (no byte read).
+			id.MinResources = Resources{MilliCPU: 3 * 8000}
 		}
 		// One group's pods may be preempted one by one (no byte read: the
 		// seeds found before keep their sequences).

@@ -150,10 +150,20 @@ func (c *Core) addMember(p *Pod, id GroupID, resolved bool) *group {
 // takePolicy takes what a group's definition asks besides its size. The
 // group object's priority may change while the group waits; the next
 // submission orders it by the newest. A changed topology constraint has
-// the group planned again. The rest of its policy is kept as last read.
+// the group planned again, and so do changed minimum resources before the
+// group starts (they are judged before a request is built: a rejected
+// group may fit now, a waiting one may no longer); once it started they
+// have no say. The rest of its policy is kept as last read.
 func (c *Core) takePolicy(g *group, id GroupID) {
 	g.id.Priority, g.id.HasPriority = id.Priority, id.HasPriority
 	g.id.PreemptionPolicy, g.id.DisruptionSingle = id.PreemptionPolicy, id.DisruptionSingle
+	g.id.PermitTimeout = id.PermitTimeout
+	if g.id.MinResources != id.MinResources {
+		g.id.MinResources, g.checked = id.MinResources, 0 // judged afresh from its first pods too
+		if !g.underway() {
+			c.replan(g, "its minimum resources changed")
+		}
+	}
 	if g.id.TopologyKey != id.TopologyKey || g.id.TopologyPreferred != id.TopologyPreferred {
 		g.id.TopologyKey, g.id.TopologyPreferred = id.TopologyKey, id.TopologyPreferred
 		c.replan(g, "its topology constraint changed")

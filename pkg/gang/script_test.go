@@ -225,6 +225,15 @@ func (s *script) exec(f []string) error {
 		if args["claims"] != "" {
 			id.Unsupported = args["claims"] + " resource claims"
 		}
+		// The group object's minimum resources (a scheduler-plugins
+		// PodGroup's spec.minResources): min=cpu:16,mem:8Gi,gpu:2,pods:10.
+		if m := args["min"]; m != "" {
+			var err error
+			if id.MinResources, err = parseMin(m); err != nil {
+				return err
+			}
+		}
+		id.PermitTimeout = atoi(args["ptimeout"]) // ... and its Permit wait, seconds
 		s.pods[f[1]] = p
 		s.groups[f[1]] = id
 		s.fw.Add(*p, id, s.now)
@@ -314,6 +323,20 @@ func (s *script) exec(f []string) error {
 		}
 	case "cycle":
 		s.trace(s.fw.RunPod(s.pods[f[1]].UID, s.now))
+	case "timeout":
+		// timeout NAME: the pod's wait at Permit is over (the script says
+		// when; the core says how long its group lets it wait).
+		p := s.pods[f[1]]
+		if p == nil {
+			return fmt.Errorf("no pod %s", f[1])
+		}
+		wait := "the scheduler's permitTimeout"
+		if t := s.core.PermitTimeout(p.UID); t > 0 {
+			wait = fmt.Sprintf("%ds, its group's", t)
+		}
+		fmt.Fprintf(&s.out, "  %s: waits at Permit for %s\n", p, wait)
+		s.trace(s.fw.TimeOut(p.UID, s.now))
+		s.print(s.core.Ready())
 	case "turnaway":
 		// The pod's cycle, in which its node's filters turn it away.
 		p := s.pods[f[1]]
@@ -350,6 +373,29 @@ func (s *script) exec(f []string) error {
 		for pod, id := range s.groups {
 			if id.Name == f[1] && id.Source != SourceLabel {
 				id.Size = size
+				s.groups[pod] = id
+				if fp := s.fw.pods[s.pods[pod].UID]; fp != nil {
+					fp.group = id
+				}
+			}
+		}
+		s.core.GroupChanged("ns", f[1], s.now)
+		s.run(false)
+	case "podgroup":
+		// podgroup NAME [min=...] [ptimeout=N]: the PodGroup defining group
+		// NAME now asks these minimum resources and this Permit wait (an
+		// option left out asks none); its pods resolve to it from now on,
+		// and the core hears that the object changed.
+		var min Resources
+		if m := args["min"]; m != "" {
+			var err error
+			if min, err = parseMin(m); err != nil {
+				return err
+			}
+		}
+		for pod, id := range s.groups {
+			if id.Name == f[1] && id.Source == SourcePodGroup {
+				id.MinResources, id.PermitTimeout = min, atoi(args["ptimeout"])
 				s.groups[pod] = id
 				if fp := s.fw.pods[s.pods[pod].UID]; fp != nil {
 					fp.group = id
@@ -543,6 +589,27 @@ func (f labelFilter) Why(nodes []*Node) string {
 }
 
 func (f labelFilter) Key() string { return "sel=" + f.sel + ",tol=" + f.tol }
+
+// parseMin reads minimum resources: cpu:16,mem:8Gi,gpu:2,pods:10.
+func parseMin(m string) (Resources, error) {
+	var r Resources
+	for _, kv := range strings.Split(m, ",") {
+		k, v, _ := strings.Cut(kv, ":")
+		switch k {
+		case "cpu":
+			r.MilliCPU = milli(v)
+		case "mem":
+			r.MemoryBytes = bytes(v)
+		case "gpu":
+			r.GPU = atoi(v)
+		case "pods":
+			r.Pods = atoi(v)
+		default:
+			return Resources{}, fmt.Errorf("min=: unknown resource %q", k)
+		}
+	}
+	return r, nil
+}
 
 func atoi(s string) int64 {
 	if s == "" {

@@ -112,6 +112,19 @@ type GroupID struct {
 	// not place yet (resource claims, a composite parent); the group is
 	// placed without it, and the core says so once in a Warning event.
 	Unsupported string
+	// MinResources is what a scheduler-plugins PodGroup's
+	// spec.minResources asks of the cluster for the whole group: the
+	// group is rejected while any of it (cpu, memory, GPUs, pods; zero
+	// asks nothing) is more than the nodes' allocatable summed, which is
+	// all the cluster could ever offer. Less than that, the group waits
+	// for room as any group does: what it asks of each node is its pods'
+	// requests. Pods counts pods here.
+	MinResources Resources
+	// PermitTimeout, when positive, is how long in seconds the group's
+	// reserved pods wait at Permit for the rest of the group (a
+	// scheduler-plugins PodGroup's spec.scheduleTimeoutSeconds), in place
+	// of the scheduler's own permitTimeout. 0 leaves that.
+	PermitTimeout int64
 }
 
 // NewGroupID returns the id of a group, its Key set from the source.
