@@ -24,7 +24,10 @@
 //     with fluence.group-size. A declared size is used as is
 //     (gang.SourceLabel). scheduling.x-k8s.io/pod-group alone takes its
 //     size from the scheduler-plugins PodGroup's spec.minMember
-//     (gang.SourcePodGroup). A group name without a size takes the size of
+//     (gang.SourcePodGroup), and its spec.minResources and
+//     spec.scheduleTimeoutSeconds go with the group (GroupID.MinResources,
+//     PermitTimeout; resources fluence does not count in Unsupported:
+//     coscheduling.go). A group name without a size takes the size of
 //     the owning workload (rule 2); without one it is an error. Without
 //     any of these, the annotation scheduling.k8s.io/group-name (or
 //     scheduling.volcano.sh/group-name) names a Volcano PodGroup, its size

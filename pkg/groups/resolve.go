@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -56,6 +57,10 @@ type Sources struct {
 	Jobs         batchlisters.JobLister
 	StatefulSets appslisters.StatefulSetLister
 	Custom       *CustomResources
+	// ExtraGPUResources are the resource names counted as GPUs besides
+	// nvidia.com/gpu, as the scheduler counts them on nodes and pods: a
+	// PodGroup's spec.minResources counts them as GPUs too.
+	ExtraGPUResources []string
 }
 
 // Resolver finds the group of a pod. It is safe for concurrent use.
@@ -63,11 +68,14 @@ type Resolver struct {
 	jobs         batchlisters.JobLister
 	statefulSets appslisters.StatefulSetLister
 	custom       *CustomResources
+	// gpus names the resources counted as GPUs.
+	gpus k8sadapter.GraphOptions
 }
 
 // NewResolver returns a Resolver reading from s.
 func NewResolver(s Sources) *Resolver {
-	return &Resolver{jobs: s.Jobs, statefulSets: s.StatefulSets, custom: s.Custom}
+	return &Resolver{jobs: s.Jobs, statefulSets: s.StatefulSets, custom: s.Custom,
+		gpus: k8sadapter.GraphOptions{ExtraGPUResources: slices.Clone(s.ExtraGPUResources)}}
 }
 
 // Resolve returns the group of pod. The rules, in order:
@@ -313,9 +321,11 @@ func (s *resolution) jobStructural(job *batchv1.Job) (gang.GroupID, error) {
 
 // implied is the group a workload implies by itself. A workload whose
 // pods run independently (a Job in waves, an OrderedReady StatefulSet)
-// implies size 1, and then each pod is a group of its own: under one key,
-// the workload's pods would run one at a time, as a group runs no more
-// pods at once than its size.
+// implies size 1, and then each pod is a group of its own: under one key
+// of size 1 they would make an elastic group (its first pod starts it,
+// the others join it one by one as they fit, pkg/gang/members.go), whose
+// condition, events and topology domain would speak of a gang that is
+// none.
 func (s *resolution) implied(name string, size int32, source string) gang.GroupID {
 	if size <= 1 {
 		return s.lone()
@@ -474,7 +484,8 @@ func (s *resolution) statefulSetStructural(sts *appsv1.StatefulSet) gang.GroupID
 }
 
 // podGroup returns the group of the scheduler-plugins PodGroup name in the
-// pod's namespace, its size being spec.minMember.
+// pod's namespace, its size being spec.minMember, with what else of its
+// spec fluence acts on (coscheduling.go).
 func (s *resolution) podGroup(name string) (gang.GroupID, error) {
 	key := s.ns + "/" + name
 	pg, why := s.r.custom.get(PodGroupResource, s.ns, name)
@@ -492,7 +503,11 @@ func (s *resolution) podGroup(name string) (gang.GroupID, error) {
 	case n > k8sadapter.MaxGroupSize:
 		return gang.GroupID{}, s.fail(false, "PodGroup %s: spec.minMember %d exceeds the maximum group size %d", key, n, k8sadapter.MaxGroupSize)
 	}
-	return s.id(name, int32(n), gang.SourcePodGroup), nil
+	id := s.id(name, int32(n), gang.SourcePodGroup)
+	if err := s.podGroupSpec(pg, key, &id); err != nil {
+		return gang.GroupID{}, err
+	}
+	return id, nil
 }
 
 // nestedInt reads an integer field of an unstructured object. found is

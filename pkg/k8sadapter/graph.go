@@ -37,6 +37,12 @@ func (o GraphOptions) gpuResources() []corev1.ResourceName {
 	return out
 }
 
+// IsGPU reports whether the resource is counted as GPUs: nvidia.com/gpu
+// or one of the extra names.
+func (o GraphOptions) IsGPU(name corev1.ResourceName) bool {
+	return slices.Contains(o.gpuResources(), name)
+}
+
 func (o GraphOptions) gpuCount(list corev1.ResourceList) int64 {
 	var n int64
 	for _, r := range o.gpuResources() {

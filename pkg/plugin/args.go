@@ -58,6 +58,8 @@ type Args struct {
 	DefaultDuration string `json:"defaultDuration,omitempty"`
 	// PermitTimeout is how long a reserved pod waits at Permit for the rest
 	// of its group before the whole allocation is cancelled. Default "60s".
+	// A scheduler-plugins PodGroup's spec.scheduleTimeoutSeconds overrides
+	// it for the group's pods.
 	PermitTimeout string `json:"permitTimeout,omitempty"`
 	// Preemption lets a waiting group evict running groups of lower
 	// priority, whole, rather than wait for them to end. Default on,

@@ -151,8 +151,9 @@ func newFromArgs(ctx context.Context, obj runtime.Object, h fwk.Handle, lead *Le
 	}
 	f := h.SharedInformerFactory()
 	src := groups.Sources{
-		Jobs:         f.Batch().V1().Jobs().Lister(),
-		StatefulSets: f.Apps().V1().StatefulSets().Lister(),
+		Jobs:              f.Batch().V1().Jobs().Lister(),
+		StatefulSets:      f.Apps().V1().StatefulSets().Lister(),
+		ExtraGPUResources: cfg.ExtraGPUResources,
 	}
 	p, err := newPlugin(cfg, h, clock.RealClock{}, klog.FromContext(ctx).WithName(Name))
 	if err != nil {
@@ -603,12 +604,21 @@ func (p *Plugin) Unreserve(_ context.Context, state fwk.CycleState, pod *corev1.
 }
 
 // Permit holds each pod until every pod of its allocation is reserved; the
-// core then lets them all through together.
+// core then lets them all through together. A pod waits its group's own
+// timeout (Core.PermitTimeout), else permitTimeout; when that is over the
+// framework rejects and unreserves it, and Unreserve withdraws the whole
+// allocation, so the group is placed again whole.
 func (p *Plugin) Permit(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _ string) (*fwk.Status, time.Duration) {
 	var ready bool
 	var err error
 	at, timeout := p.clock.Now(), p.timeout
-	p.do(func(int64) { ready, err = p.core.Permit(string(pod.UID)) })
+	p.do(func(int64) {
+		ready, err = p.core.Permit(string(pod.UID))
+		if s := p.core.PermitTimeout(string(pod.UID)); s > 0 {
+			// The group's own wait: a PodGroup's scheduleTimeoutSeconds.
+			timeout = time.Duration(s) * time.Second
+		}
+	})
 	if err != nil {
 		return fwk.AsStatus(err), 0
 	}
