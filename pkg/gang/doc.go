@@ -68,7 +68,12 @@
 // what their waiting pods ask against what is free to them, nodes with what
 // is held on them, the graph's shape); Snapshot.Explain turns it into the
 // reasons a group waits, is held or was rejected, in words and numbers.
-// Taking one changes nothing.
+// Taking one changes nothing, but it walks every group and node. A caller
+// that serialises the core with a lock calls Publish instead at the end
+// of each batch of calls (publish.go): it renders again only what those
+// calls changed and returns an immutable Published whose Snapshot and
+// Stats are read concurrently, without the lock, as of the core's last
+// event.
 //
 // Framework drives the core the way kube-scheduler drives the plugin,
 // without an API server: the simulator and the scripted tests

@@ -19,6 +19,7 @@ func (c *Core) NodeSet(n Node, now int64) {
 	old := c.nodes[n.Name]
 	c.nodes[n.Name] = &n
 	if old == nil || old.Allocatable != n.Allocatable || c.m == nil || c.moved(old, &n) {
+		c.markNode(n.Name, true)
 		c.dirty = true
 		c.nodeGen++
 		c.nodesChanged()
@@ -28,6 +29,7 @@ func (c *Core) NodeSet(n Node, now int64) {
 	if !relabelled && old.Down == n.Down {
 		return // a heartbeat: nothing the core sees
 	}
+	c.markNode(n.Name, true)
 	if relabelled {
 		c.nodeGen++
 		if v, ok := c.vertexOf[n.Name]; ok {
@@ -57,6 +59,7 @@ func (c *Core) NodeRemoved(name string, now int64) {
 		return
 	}
 	delete(c.nodes, name)
+	c.markNode(name, true)
 	c.dirty = true
 	c.nodeGen++
 	c.nodesChanged()
@@ -103,6 +106,8 @@ func (c *Core) applyStatus(name string) {
 	if c.m.Graph().Vertex(v).Status == want {
 		return
 	}
+	c.markNode(name, true)
+	c.markQueue()
 	c.fail("node-status", "", c.q.SetNodeStatus(v, !down))
 }
 

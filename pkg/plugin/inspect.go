@@ -63,12 +63,14 @@ func (r *Inspectors) namesLocked() string {
 	return strings.Join(names, ", ")
 }
 
-// view takes the core's snapshot under the plugin's lock; the answers are
-// built from the copy after the lock is released.
+// view reads the core's state as published at the end of the last batch
+// of core calls (Plugin.publish), without the plugin's lock: an
+// inspection request never holds up scheduling. What it shows is as of
+// the core's last event (an informer event, a scheduling step or the
+// loop's tick, at least once a second); the snapshot's time is the
+// request's.
 func (p *Plugin) view() inspect.View {
-	p.mu.Lock()
-	snap := p.core.Snapshot(p.now())
-	p.mu.Unlock()
+	snap := p.published.Load().Snapshot(p.now())
 	return inspect.View{Profile: p.h.ProfileName(), Snapshot: &snap, Clock: inspect.Clock{Start: p.epoch, TicksPerSecond: ticksPerSecond}}
 }
 

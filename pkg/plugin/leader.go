@@ -61,6 +61,7 @@ func (p *Plugin) feed(f func(now int64)) {
 	}
 	f(p.now())
 	fx := p.core.Ready()
+	p.publish()
 	p.mu.Unlock()
 	p.apply(fx)
 }
@@ -140,6 +141,7 @@ func (p *Plugin) activate() error {
 	}
 	p.active.Store(true)
 	fx := p.core.Ready()
+	p.publish()
 	p.mu.Unlock()
 	p.apply(fx)
 	p.wake()

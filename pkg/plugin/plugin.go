@@ -73,6 +73,9 @@ type Plugin struct {
 	// mu serialises the core, which is not safe for concurrent use.
 	mu   sync.Mutex
 	core *gang.Core
+	// published is the core's state as of the last batch of calls under
+	// mu (publish), for inspection and the gauges: read without mu.
+	published atomic.Pointer[gang.Published]
 	// active: the informers feed the core. Set under mu, so a handler
 	// either finds it unset and leaves its object to activate's listing, or
 	// runs after that listing.
@@ -301,6 +304,7 @@ func newPlugin(cfg Config, h fwk.Handle, clk clock.PassiveClock, log klog.Logger
 		return nil, err
 	}
 	p.core = core
+	p.publish()
 	return p, nil
 }
 
@@ -329,9 +333,16 @@ func (p *Plugin) do(f func(now int64)) {
 	p.mu.Lock()
 	f(p.now())
 	fx := p.core.Ready()
+	p.publish()
 	p.mu.Unlock()
 	p.apply(fx)
 }
+
+// publish publishes the core's state for inspection and the gauges, as
+// of the calls just made; mu is held. It renders only what those calls
+// changed (gang.Core.Publish), so the readers, which never take mu, cost
+// scheduling nothing but their own CPU.
+func (p *Plugin) publish() { p.published.Store(p.core.Publish()) }
 
 // groupChanged wakes the waiting pods of the groups an object named
 // ns/name defines.
@@ -412,8 +423,10 @@ func (p *Plugin) run(ctx context.Context) {
 			start := time.Now()
 			p.core.Tick(now)
 			p.metrics.observeLoopTime(time.Since(start).Seconds())
-			p.metrics.publish(p.core.Stats())
 		})
+		// The loop's own figures, published with it: read without the
+		// lock.
+		p.metrics.publish(p.published.Load().Stats())
 		p.apply(gang.Effects{Activate: p.retry.take()})
 	}
 }
