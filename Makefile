@@ -83,6 +83,38 @@ bench-topology:
 bench-topology-5k:
 	FLUENCE_BENCH_NODES=5000 FLUENCE_BENCH_GROUPS=$(or $(FLUENCE_BENCH_GROUPS),150) $(GO) test ./test/integration -run '^$$' -bench BenchmarkTopologyPlacement -benchtime 1x -timeout 120m
 
+# Kubernetes' own scheduler benchmark harness (scheduler_perf, k8s.io/kubernetes
+# v1.37.2) with fluence registered as an out-of-tree plugin: upstream's
+# gang-scheduling workloads, read from the module cache, run three ways in one
+# run (in-tree GangScheduling as shipped, the stock scheduler on the same pods,
+# fluence on the same pods) and printed side by side: pods/s, ms per group,
+# heap (test/schedperf, docs/design/009-reference-benchmark.md). Build tag
+# schedperf: never part of `make test`. The environment chooses the workloads:
+# SCHEDPERF_UPSTREAM (a regexp over upstream's workload names), SCHEDPERF_SHAPES
+# (NODESxGROUPSxSIZE[+LONE],...), SCHEDPERF_REPEAT, SCHEDPERF_VARIANTS
+# (intree,stock,fluence), SCHEDPERF_SETTLE (e.g. 90s: a sleep between creating
+# the nodes and the pods, in every variant), SCHEDPERF_REPORT (a file for the
+# table); SCHEDPERF_ARGS: the harness's flags (-data-items-dir DIR -perf-cpuprofile).
+# bench-schedperf-small: 200 nodes, the plumbing (about 3 minutes).
+# bench-schedperf: 5,000 nodes, upstream's three 3-pod-gang workloads, groups
+# of 64 and a mix of groups of 8 with lone pods (over an hour on 2 cores:
+# fluence binds about 10 pods/s here while it digests the 5,000 new nodes).
+# bench-schedperf-8: 5,000 nodes, groups of 8, three times each.
+# bench-schedperf-15k: 15,000 nodes, groups of 3, 8 and 64 and the mix.
+SCHEDPERF = $(GO) test -tags schedperf ./test/schedperf -run '^$$' -bench BenchmarkReference -benchtime 1x
+.PHONY: bench-schedperf bench-schedperf-small bench-schedperf-8 bench-schedperf-15k
+bench-schedperf:
+	SCHEDPERF_SHAPES=$${SCHEDPERF_SHAPES-5000x80x64,5000x400x8+4} $(SCHEDPERF) -timeout 180m $(if $(SCHEDPERF_ARGS),-args $(SCHEDPERF_ARGS))
+
+bench-schedperf-small:
+	SCHEDPERF_UPSTREAM=none SCHEDPERF_SHAPES=$${SCHEDPERF_SHAPES-200x200x3,200x40x8+4} $(SCHEDPERF) -timeout 30m $(if $(SCHEDPERF_ARGS),-args $(SCHEDPERF_ARGS))
+
+bench-schedperf-8:
+	SCHEDPERF_UPSTREAM=none SCHEDPERF_SHAPES=$${SCHEDPERF_SHAPES-5000x625x8} SCHEDPERF_REPEAT=$${SCHEDPERF_REPEAT-3} SCHEDPERF_VARIANTS=$${SCHEDPERF_VARIANTS-stock,fluence} $(SCHEDPERF) -timeout 180m $(if $(SCHEDPERF_ARGS),-args $(SCHEDPERF_ARGS))
+
+bench-schedperf-15k:
+	SCHEDPERF_UPSTREAM=none SCHEDPERF_SHAPES=$${SCHEDPERF_SHAPES-15000x1000x3,15000x625x8,15000x80x64,15000x400x8+4} $(SCHEDPERF) -timeout 240m $(if $(SCHEDPERF_ARGS),-args $(SCHEDPERF_ARGS))
+
 demo:
 	$(GO) run ./cmd/fluence demo
 
@@ -99,3 +131,13 @@ image:
 clean:
 	$(GO) clean -testcache
 	rm -rf _output
+
+# A release into _output/release (cmd/fluence-release, docs/release.md):
+# fluence and kubectl-fluence for linux and darwin, amd64 and arm64, the
+# image (OCI layout and archive), the chart packaged with the image's digest,
+# a CycloneDX SBOM per binary and SHA256SUMS. The version is the VERSION
+# file's (VERSION=0.2.0 overrides); every time recorded is the last commit's.
+.PHONY: release
+release: VERSION = $(shell cat VERSION)
+release:
+	$(GO) run ./cmd/fluence-release --out _output/release --version $(VERSION) --image $(IMAGE) --revision "$(REVISION)" --created $(SOURCE_DATE_EPOCH)

@@ -18,10 +18,11 @@ type Build struct {
 	Platform  v1.Platform
 	Version   string // stamped into main.version, printed by `fluence version`
 	Out       string // the binary's path
+	Package   string // the main package to build; "./cmd/fluence" if empty
 }
 
-// Compile builds cmd/fluence as a static binary for b.Platform, the way the
-// Dockerfile does: no cgo (so no libc to bring along on an empty base),
+// Compile builds cmd/fluence (or b.Package) as a static binary for
+// b.Platform, the way the Dockerfile does: no cgo (so no libc to bring along on an empty base),
 // -trimpath (no build paths in the binary, so builds on different
 // machines agree), symbols stripped.
 func Compile(ctx context.Context, b Build) error {
@@ -36,8 +37,12 @@ func Compile(ctx context.Context, b Build) error {
 	if err != nil {
 		return fmt.Errorf("building fluence for %s: %w", b.Platform, err)
 	}
+	pkg := b.Package
+	if pkg == "" {
+		pkg = "./cmd/fluence"
+	}
 	flags := ldflags(b.Version, kube.version, kube.major, kube.minor)
-	cmd := exec.CommandContext(ctx, goCmd, "build", "-trimpath", "-ldflags", flags, "-o", b.Out, "./cmd/fluence")
+	cmd := exec.CommandContext(ctx, goCmd, "build", "-trimpath", "-ldflags", flags, "-o", b.Out, pkg)
 	cmd.Dir = b.ModuleDir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+b.Platform.OS, "GOARCH="+b.Platform.Architecture)
 	var out bytes.Buffer

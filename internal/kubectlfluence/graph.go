@@ -30,6 +30,9 @@ func (o *options) graph(ctx context.Context, c *client, _ string) error {
 	if g.Stale {
 		fmt.Fprint(w, "; nodes changed since, rebuilt before the next decision")
 	}
+	if g.Arriving > 0 {
+		fmt.Fprintf(w, "; %d new nodes join it within a second", g.Arriving)
+	}
 	fmt.Fprintln(w)
 	printLevels(w, g.Levels)
 	printVertex(w, g.Root, "", "", o.output == "wide")

@@ -114,7 +114,7 @@ func BenchmarkSnapshot(b *testing.B) {
 //   - event: one event (a foreign pod bound, or gone, on one node with
 //     room) with Ready, no Publish: the baseline;
 //   - event+publish: the same with a Publish after it, as the plugin
-//     does after every batch of calls (event+publish less event is what
+//     did after every batch of calls (event+publish less event is what
 //     publishing adds to a call);
 //   - publish-idle: a Publish with nothing changed;
 //   - read: what a reader of the published state spends building its
@@ -171,4 +171,39 @@ func BenchmarkPublish(b *testing.B) {
 			_ = pub.Snapshot(now)
 		}
 	})
+}
+
+// BenchmarkNodeArrivals is what a node arriving costs while pods are
+// placed, at 5,000 nodes and more: each iteration adds a node and places
+// a one-pod group. In a burst (a thousand nodes a second) the arrivals
+// wait outside the graph and join it together (arrivals.go); spread a
+// second apart, each arrival rebuilds the graph, which is the baseline.
+func BenchmarkNodeArrivals(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		at   func(i int) int64
+	}{
+		{"burst", func(i int) int64 { return 1 + int64(i)/1000 }},
+		{"spread-baseline", func(i int) int64 { return 1 + int64(i) }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			c := benchCore(b, 5000)
+			fw := NewFramework(c, nil)
+			rebuilds := c.graphGen
+			b.ResetTimer()
+			for i := range b.N {
+				now := tc.at(i)
+				c.NodeSet(benchNode(5000+i, false), now)
+				id := NewGroupID("arrive", fmt.Sprintf("a%d", i), 1, SourceLabel)
+				fw.Add(Pod{UID: fmt.Sprintf("a%d", i), Namespace: "arrive", Name: fmt.Sprintf("a%d", i), Owned: true,
+					Requests: Resources{MilliCPU: 1000}, Labeled: id}, id, now)
+				fw.Run(now)
+			}
+			b.StopTimer()
+			if fw.Pending() != 0 {
+				b.Fatalf("%d pods not placed", fw.Pending())
+			}
+			b.ReportMetric(float64(c.graphGen-rebuilds)/float64(b.N), "rebuilds/op")
+		})
+	}
 }

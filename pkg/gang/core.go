@@ -70,8 +70,13 @@ type Core struct {
 	// (a node added, removed or relabelled, its taints): queued requests
 	// made at an older generation are rebuilt.
 	nodeGen int64
-	// graphGen counts graph rebuilds.
+	// graphGen counts graph rebuilds; builtAt is the time of the last.
 	graphGen int64
+	builtAt  int64
+	// arrivals counts new nodes waiting outside the graph until arriveAt
+	// (arrivals.go).
+	arrivals int
+	arriveAt int64
 	m        *match.Matcher
 	q        *queue.Manager
 	// vertexOf maps node names to their vertices in the current graph.
@@ -346,6 +351,9 @@ func (c *Core) Wakeup() (t int64, ok bool) {
 	t, ok = c.earliest(&c.wakes)
 	if e, eok := c.earliest(&c.ends); eok && (!ok || e < t) {
 		t, ok = e, true
+	}
+	if c.arrivals > 0 && (!ok || c.arriveAt < t) {
+		t, ok = max(c.arriveAt, c.now+1), true
 	}
 	return t, ok
 }

@@ -39,6 +39,7 @@ func (c *Core) Place(p Pod, id GroupID, now int64) Verdict {
 		// answer cannot have changed.
 		c.schedule()
 	}
+	c.rejudge()
 	// This pod is in its scheduling cycle now: activating it would only
 	// make the framework try it once more.
 	delete(c.fx.activate, p.UID)

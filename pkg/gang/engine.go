@@ -16,7 +16,7 @@ import (
 // their nodes, foreign pods at theirs, and the queued requests in their
 // order. It reports whether there is an engine to decide with.
 func (c *Core) ensureEngine() bool {
-	if !c.dirty && c.m != nil {
+	if !c.dirty && c.m != nil && !c.arrivalsDue() {
 		return true
 	}
 	if len(c.nodes) == 0 {
@@ -81,6 +81,7 @@ func (c *Core) ensureEngine() bool {
 			c.requeue(gr, a) // the new queue never held it
 		}
 	}
+	c.arrived()
 	return true
 }
 
@@ -376,6 +377,10 @@ func (c *Core) submitPods(g *group, pods []*Pod, submit int64) {
 // underway is rejected; pods joining an underway group wait, and the
 // group runs on (members.go).
 func (c *Core) refuse(g *group, pods []*Pod, why string) {
+	if c.judgeWhole() {
+		c.touch(g) // asked again on the graph with every node
+		return
+	}
 	if g.underway() {
 		c.refuseJoin(g, pods, why)
 		return
@@ -430,8 +435,8 @@ func (c *Core) unslotted(g *group) []*Pod {
 // the group is judged again as its pods arrive, and placed once they all
 // exist and fit. It runs once per graph and number of pods seen.
 func (c *Core) checkEarly(g *group, free []*Pod, need int) {
-	if len(free) == 0 || (g.checked == c.graphGen && g.checkedPods == len(free)) {
-		return
+	if len(free) == 0 || (g.checked == c.graphGen && g.checkedPods == len(free)) || c.arrivals > 0 {
+		return // (nodes waiting outside the graph: judged once they joined)
 	}
 	g.checked, g.checkedPods = c.graphGen, len(free)
 	// A group asking more pods than the nodes can hold at all is judged
@@ -468,7 +473,7 @@ func (c *Core) checkEarly(g *group, free []*Pod, need int) {
 // overrunning allocations are extended.
 func (c *Core) Tick(now int64) {
 	c.advance(now)
-	if c.m != nil && !c.dirty && c.q.Waiting() == 0 && !c.holdEnded() && !c.waitingGroups() {
+	if c.m != nil && !c.dirty && !c.arrivalsDue() && c.q.Waiting() == 0 && !c.holdEnded() && !c.waitingGroups() {
 		return
 	}
 	if !c.ensureEngine() {
@@ -478,6 +483,7 @@ func (c *Core) Tick(now int64) {
 		c.trySubmit(g)
 	}
 	c.schedule()
+	c.rejudge()
 }
 
 // waitingGroups reports whether a group has pods enough to ask but no

@@ -47,7 +47,7 @@ func (s *script) inspect() {
 		s.out.WriteString("\n")
 	}
 	gs := snap.Graph
-	fmt.Fprintf(&s.out, "  graph built=%v stale=%v rebuilds=%d vertices=%d", gs.Built, gs.Stale, gs.Rebuilds, gs.Vertices)
+	fmt.Fprintf(&s.out, "  graph built=%v stale=%v arriving=%d rebuilds=%d vertices=%d", gs.Built, gs.Stale, gs.Arriving, gs.Rebuilds, gs.Vertices)
 	for _, tc := range gs.Types {
 		fmt.Fprintf(&s.out, " %s:%d/%d", tc.Type, tc.Vertices, tc.Size)
 	}

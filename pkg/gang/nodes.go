@@ -18,6 +18,10 @@ func (c *Core) NodeSet(n Node, now int64) {
 	n.Taints = slices.Clone(n.Taints)
 	old := c.nodes[n.Name]
 	c.nodes[n.Name] = &n
+	if old == nil && c.arrival() {
+		c.markNode(n.Name, true)
+		return
+	}
 	if old == nil || old.Allocatable != n.Allocatable || c.m == nil || c.moved(old, &n) {
 		c.markNode(n.Name, true)
 		c.dirty = true

@@ -107,6 +107,9 @@ func (c *Core) preempt() {
 		return
 	}
 	c.settlePreemptions()
+	if c.arrivals > 0 {
+		return // the new nodes may make room: preempt once they joined
+	}
 	for _, g := range c.preemptors() {
 		if c.tryPreempt(g, p) {
 			return

@@ -10,11 +10,12 @@ import (
 // lock. Snapshot and Stats walk every group and node (and, for every
 // group that waits, every node it may use: groups x nodes); a caller that
 // serialises the core with a lock would hold it for that walk at every
-// inspection request. Instead the caller calls Publish at the end of each
-// batch of core calls, under its lock: the core renders again only what
-// changed since the last Publish and returns an immutable Published that
-// any number of readers may use concurrently, without the lock, while the
-// core goes on.
+// inspection request. Instead the caller calls Publish, under its lock,
+// when a reader needs the state (an inspection request, the gauges once a
+// second): the core renders again only what changed since the last
+// Publish and returns an immutable Published that any number of readers
+// may use concurrently, without the lock, while the core goes on. Nothing
+// is rendered until asked, so the scheduling path does not pay for it.
 //
 // What changed is tracked as the loop's request step tracks it
 // (touched.go): every group touched since the last Publish is rendered
@@ -189,6 +190,7 @@ type sigAgg struct {
 type graphKey struct {
 	gen          int64
 	dirty, built bool
+	arrivals     int
 }
 
 // markGroup records that a group's inspection status changed where no
@@ -310,7 +312,7 @@ func (c *Core) Publish() *Published {
 }
 
 func (c *Core) graphState() graphKey {
-	return graphKey{gen: c.graphGen, dirty: c.dirty, built: c.m != nil}
+	return graphKey{gen: c.graphGen, dirty: c.dirty, built: c.m != nil, arrivals: c.arrivals}
 }
 
 // publishGroup renders a group again: its status, what it holds on each

@@ -165,9 +165,12 @@ type GraphSummary struct {
 	// Built: there is a graph (there are nodes). Stale: the nodes changed
 	// since, and the graph is rebuilt before the next decision.
 	Built, Stale bool
-	Rebuilds     int64
-	Vertices     int
-	Types        []TypeCount // by type name
+	// Arriving counts new nodes waiting outside the graph: they join it
+	// at the next rebuild, within a second (arrivals.go).
+	Arriving int
+	Rebuilds int64
+	Vertices int
+	Types    []TypeCount // by type name
 	// Levels are the topology levels between the cluster and the nodes,
 	// outermost first, as the nodes are labelled now.
 	Levels []GraphLevel
@@ -577,7 +580,7 @@ func (c *Core) foreignOn(node string) Resources {
 
 // graphSummary describes the engine's current graph.
 func (c *Core) graphSummary() GraphSummary {
-	gs := GraphSummary{Rebuilds: c.graphGen, Stale: c.dirty, Levels: c.graphLevels()}
+	gs := GraphSummary{Rebuilds: c.graphGen, Stale: c.dirty, Arriving: c.arrivals, Levels: c.graphLevels()}
 	if c.m == nil {
 		gs.Stale = len(c.nodes) > 0
 		return gs

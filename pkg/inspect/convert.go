@@ -154,7 +154,7 @@ func (v View) Nodes() NodeList {
 func (v View) Graph() Graph {
 	gs := v.Snapshot.Graph
 	out := Graph{TypeMeta: TypeMeta{APIVersion: APIVersion, Kind: KindGraph}, Source: v.source(),
-		Built: gs.Built, Stale: gs.Stale, Rebuilds: gs.Rebuilds, Vertices: gs.Vertices}
+		Built: gs.Built, Stale: gs.Stale, Arriving: gs.Arriving, Rebuilds: gs.Rebuilds, Vertices: gs.Vertices}
 	for _, t := range gs.Types {
 		out.Types = append(out.Types, VertexCount{Type: t.Type, Vertices: t.Vertices, Size: t.Size})
 	}

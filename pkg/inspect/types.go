@@ -198,8 +198,11 @@ type Graph struct {
 	Source
 	// Built: there is a graph. Stale: the nodes changed since; it is
 	// rebuilt before the next decision.
-	Built    bool          `json:"built"`
-	Stale    bool          `json:"stale,omitempty"`
+	Built bool `json:"built"`
+	Stale bool `json:"stale,omitempty"`
+	// Arriving counts new nodes not in the graph yet: nodes arriving
+	// together join it at one rebuild, within a second.
+	Arriving int           `json:"arriving,omitempty"`
 	Rebuilds int64         `json:"rebuilds"`
 	Vertices int           `json:"vertices"`
 	Types    []VertexCount `json:"types,omitempty"`

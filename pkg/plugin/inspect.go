@@ -63,14 +63,10 @@ func (r *Inspectors) namesLocked() string {
 	return strings.Join(names, ", ")
 }
 
-// view reads the core's state as published at the end of the last batch
-// of core calls (Plugin.publish), without the plugin's lock: an
-// inspection request never holds up scheduling. What it shows is as of
-// the core's last event (an informer event, a scheduling step or the
-// loop's tick, at least once a second); the snapshot's time is the
-// request's.
+// view reads the core's state as published for this request
+// (Plugin.published): the answer is built without the plugin's lock.
 func (p *Plugin) view() inspect.View {
-	snap := p.published.Load().Snapshot(p.now())
+	snap := p.published().Snapshot(p.now())
 	return inspect.View{Profile: p.h.ProfileName(), Snapshot: &snap, Clock: inspect.Clock{Start: p.epoch, TicksPerSecond: ticksPerSecond}}
 }
 

@@ -2,15 +2,12 @@ package plugin_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fluence-sched/fluence/pkg/inspect"
-	"github.com/fluence-sched/fluence/pkg/plugin"
 )
 
 // The inspection API as the scheduler serves it, over a plugin in the
@@ -88,47 +85,5 @@ func TestInspectionAPI(t *testing.T) {
 	leader = false
 	if code, body := get("GET", api+"/groups"); code != http.StatusServiceUnavailable || !strings.Contains(body["message"].(string), "not the leader") {
 		t.Errorf("a standby answered %d %v", code, body)
-	}
-}
-
-// Inspection reads what the core published at the end of its last batch
-// of calls: it answers while the core's lock is held (a long scheduling
-// step), with the state as of the last call.
-func TestInspectionWithoutTheLock(t *testing.T) {
-	placed := groupPods("a", 2, "2", "4")
-	h := newHarness(t, nodes(3, "4"), placed)
-	for _, p := range placed {
-		h.place(p)
-	}
-	srv := httptest.NewServer(h.insp.Handler(nil))
-	defer srv.Close()
-	release := plugin.HoldCoreLock(h.insp)
-	defer release()
-	type answer struct {
-		body string
-		err  error
-	}
-	got := make(chan answer, 1)
-	go func() {
-		resp, err := http.Get(srv.URL + inspect.PathPrefix + "/namespaces/ns/groups")
-		if err != nil {
-			got <- answer{err: err}
-			return
-		}
-		defer resp.Body.Close()
-		var b strings.Builder
-		_, err = io.Copy(&b, resp.Body)
-		got <- answer{b.String(), err}
-	}()
-	select {
-	case a := <-got:
-		if a.err != nil {
-			t.Fatal(a.err)
-		}
-		if !strings.Contains(a.body, `"key":"ns/a"`) || !strings.Contains(a.body, `"state":"placed"`) {
-			t.Errorf("the groups while the lock is held: %s, want ns/a placed", a.body)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("inspection waited for the core's lock")
 	}
 }

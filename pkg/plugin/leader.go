@@ -61,7 +61,6 @@ func (p *Plugin) feed(f func(now int64)) {
 	}
 	f(p.now())
 	fx := p.core.Ready()
-	p.publish()
 	p.mu.Unlock()
 	p.apply(fx)
 }
@@ -141,7 +140,6 @@ func (p *Plugin) activate() error {
 	}
 	p.active.Store(true)
 	fx := p.core.Ready()
-	p.publish()
 	p.mu.Unlock()
 	p.apply(fx)
 	p.wake()

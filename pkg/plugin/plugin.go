@@ -73,9 +73,6 @@ type Plugin struct {
 	// mu serialises the core, which is not safe for concurrent use.
 	mu   sync.Mutex
 	core *gang.Core
-	// published is the core's state as of the last batch of calls under
-	// mu (publish), for inspection and the gauges: read without mu.
-	published atomic.Pointer[gang.Published]
 	// active: the informers feed the core. Set under mu, so a handler
 	// either finds it unset and leaves its object to activate's listing, or
 	// runs after that listing.
@@ -304,7 +301,6 @@ func newPlugin(cfg Config, h fwk.Handle, clk clock.PassiveClock, log klog.Logger
 		return nil, err
 	}
 	p.core = core
-	p.publish()
 	return p, nil
 }
 
@@ -333,16 +329,22 @@ func (p *Plugin) do(f func(now int64)) {
 	p.mu.Lock()
 	f(p.now())
 	fx := p.core.Ready()
-	p.publish()
 	p.mu.Unlock()
 	p.apply(fx)
 }
 
-// publish publishes the core's state for inspection and the gauges, as
-// of the calls just made; mu is held. It renders only what those calls
-// changed (gang.Core.Publish), so the readers, which never take mu, cost
-// scheduling nothing but their own CPU.
-func (p *Plugin) publish() { p.published.Store(p.core.Publish()) }
+// published is the core's state now, for inspection and the gauges. Only
+// bringing the published state up to date takes mu (gang.Core.Publish
+// renders again what changed since it was last asked, not every group and
+// node); readers build their answers from it after mu is released, so an
+// inspection request costs scheduling what changed since the last one,
+// not a scan. Nothing is published unless asked: the scheduling path
+// never pays for it.
+func (p *Plugin) published() *gang.Published {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.core.Publish()
+}
 
 // groupChanged wakes the waiting pods of the groups an object named
 // ns/name defines.
@@ -409,11 +411,13 @@ func (p *Plugin) wake() {
 func (p *Plugin) run(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
+	gauges := true
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			gauges = true
 		case <-p.kick:
 		}
 		if !p.ready() {
@@ -424,9 +428,12 @@ func (p *Plugin) run(ctx context.Context) {
 			p.core.Tick(now)
 			p.metrics.observeLoopTime(time.Since(start).Seconds())
 		})
-		// The loop's own figures, published with it: read without the
-		// lock.
-		p.metrics.publish(p.published.Load().Stats())
+		// The gauges once a second, not at every kick: a burst of events
+		// (thousands of nodes arriving) kicks the loop at each.
+		if gauges {
+			gauges = false
+			p.metrics.publish(p.published().Stats())
+		}
 		p.apply(gang.Effects{Activate: p.retry.take()})
 	}
 }

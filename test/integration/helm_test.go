@@ -89,6 +89,7 @@ func TestHelmChart(t *testing.T) {
 			// Misspelt at every level: the top, and each block.
 			{[]string{"replica=3"}, "replica"},
 			{[]string{"image.tagg=v1"}, "tagg"},
+			{[]string{"image.digest=latest"}, "/image/digest"},
 			{[]string{"leaderElection.leaseNam=x"}, "leaseNam"},
 			{[]string{"serviceAccount.creat=false"}, "creat"},
 			{[]string{"metrics.servic=false"}, "servic"},
@@ -615,6 +616,13 @@ func httpsGet(t *testing.T, url, token string) (int, string) {
 // in-cluster credentials.
 func (c *cluster) startChartScheduler(t *testing.T, deployment *unstructured.Unstructured, config string, args []string, port int) *process {
 	t.Helper()
+	return c.startChartSchedulerBinary(t, buildFluence(t), deployment, config, args, port)
+}
+
+// startChartSchedulerBinary is startChartScheduler with a binary of the
+// caller's (the one from a release's image).
+func (c *cluster) startChartSchedulerBinary(t *testing.T, bin string, deployment *unstructured.Unstructured, config string, args []string, port int) *process {
+	t.Helper()
 	sa, _, _ := unstructured.NestedString(deployment.Object, "spec", "template", "spec", "serviceAccountName")
 	c.waitForRBAC(releaseNamespace, sa)
 	kubeconfig := c.kubeconfigWithToken(c.serviceAccountToken(releaseNamespace, sa))
@@ -632,5 +640,5 @@ func (c *cluster) startChartScheduler(t *testing.T, deployment *unstructured.Uns
 		}
 	}
 	args = append(args, "--authentication-kubeconfig="+kubeconfig, "--authorization-kubeconfig="+kubeconfig)
-	return startProcess(t, buildFluence(t), args...)
+	return startProcess(t, bin, args...)
 }

@@ -20,6 +20,15 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 
+{{/* The scheduler's image: by digest when one is given, else by tag. */}}
+{{- define "fluence.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- end -}}
+{{- end -}}
+
 {{- define "fluence.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create -}}
 {{- default (include "fluence.fullname" .) .Values.serviceAccount.name -}}

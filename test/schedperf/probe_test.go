@@ -1,0 +1,278 @@
+//go:build schedperf
+
+package schedperf
+
+import (
+	"context"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/component-base/metrics/legacyregistry"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	perf "k8s.io/kubernetes/test/integration/scheduler_perf"
+	"k8s.io/kubernetes/test/utils/client-go/ktesting"
+)
+
+// Group keys: fluence's label, kube-scheduler's PodGroup reference, or
+// (stock pods, scheduled one by one) the label the benchmark's stock pod
+// template gives each pod of a would-be group.
+const (
+	fluenceGroupLabel = "fluence.flux-framework.org/pod-group"
+	stockGroupLabel   = "schedperf/group"
+)
+
+func groupOf(p *v1.Pod) string {
+	if g := p.Labels[fluenceGroupLabel]; g != "" {
+		return g
+	}
+	if sg := p.Spec.SchedulingGroup; sg != nil && sg.PodGroupName != nil {
+		return *sg.PodGroupName
+	}
+	return p.Labels[stockGroupLabel]
+}
+
+// groupTimes is what the probe saw of one group.
+type groupTimes struct {
+	pods     int
+	attempts int // scheduling cycles begun (PreFilter runs) for its pods
+	first    time.Time
+	// per-pod scheduling cycles, PreFilter start to Permit's return
+	cycles                             [][2]time.Time
+	lastPermit, lastRelease, lastBound time.Time
+	released, bound                    int
+}
+
+// busy is the union of the group's pods' scheduling cycles: the time the
+// scheduler spent deciding this group. Pods placed in one pod-group cycle
+// (kube-scheduler's GangScheduling) overlap and count once.
+func (g *groupTimes) busy() time.Duration {
+	c := slices.Clone(g.cycles)
+	slices.SortFunc(c, func(a, b [2]time.Time) int { return a[0].Compare(b[0]) })
+	var total time.Duration
+	var end time.Time
+	for _, iv := range c {
+		if iv[0].After(end) {
+			total += iv[1].Sub(iv[0])
+			end = iv[1]
+		} else if iv[1].After(end) {
+			total += iv[1].Sub(end)
+			end = iv[1]
+		}
+	}
+	return total
+}
+
+// probeRun is one workload's record.
+type probeRun struct {
+	name        string
+	expectPods  int
+	groups      map[string]*groupTimes
+	cycleStart  map[types.UID]time.Time
+	bound       int
+	heapInuse   uint64 // bytes, when the last expected pod was bound
+	heapAtNodes uint64 // bytes, once the nodes were created
+	start, end  time.Time
+	// sums, in seconds, of the scheduler's and fluence's histograms when
+	// the last pod was bound (the harness resets them between workloads)
+	sums map[string]float64
+	// the same sums once the nodes were created: some of the scheduler's
+	// histograms are not reset between workloads, so the report uses the
+	// difference
+	sumsAtNodes map[string]float64
+}
+
+// probe records, for every pod the scheduler handles, when its scheduling
+// cycle began (PreFilter) and ended (Permit), when it left Permit for its
+// binding cycle, and when it was bound, by wrapping the scheduler's
+// profiles (its framework.Framework values) once the harness has started
+// it. Only the four calls below are intercepted; the plugins run unchanged.
+type probe struct {
+	mu   sync.Mutex
+	cur  *probeRun
+	runs []*probeRun
+}
+
+var theProbe probe
+
+// preRun is the harness's PreRunFn: a new record per workload.
+func (pr *probe) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error) {
+	expect := 0
+	if g, err := w.GetParam("initPodGroups"); err == nil {
+		unit, err := w.GetParam("podsPerUnit")
+		if err != nil {
+			unit, _ = w.GetParam("podsPerGroup")
+		}
+		expect = g * unit
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	pr.cur = &probeRun{name: tCtx.Name(), expectPods: expect, groups: map[string]*groupTimes{}, cycleStart: map[types.UID]time.Time{}}
+	pr.runs = append(pr.runs, pr.cur)
+	return nil, nil
+}
+
+// nodesCreated is the harness's NodeUpdateFn, run after the nodes are
+// created and before any pod is: it wraps the scheduler's profiles.
+func (pr *probe) nodesCreated(_ ktesting.TContext, s *scheduler.Scheduler, _ *perf.Workload, _ *v1.NodeList) error {
+	sums := gatherSums()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	pr.mu.Lock()
+	if pr.cur != nil {
+		pr.cur.heapAtNodes = ms.HeapInuse
+		pr.cur.sumsAtNodes = sums
+	}
+	pr.mu.Unlock()
+	for name, f := range s.Profiles {
+		if _, ok := f.(*probed); !ok {
+			s.Profiles[name] = &probed{Framework: f, pr: pr}
+		}
+	}
+	return nil
+}
+
+func (pr *probe) group(p *v1.Pod) *groupTimes {
+	key := groupOf(p)
+	if key == "" || pr.cur == nil {
+		return nil
+	}
+	key = p.Namespace + "/" + key
+	g := pr.cur.groups[key]
+	if g == nil {
+		g = &groupTimes{}
+		pr.cur.groups[key] = g
+	}
+	return g
+}
+
+type probed struct {
+	framework.Framework
+	pr *probe
+}
+
+func (f *probed) RunPreFilterPlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod) (*fwk.PreFilterResult, *fwk.Status, sets.Set[string]) {
+	now := time.Now()
+	f.pr.mu.Lock()
+	if r := f.pr.cur; r != nil {
+		r.cycleStart[pod.UID] = now
+		if r.start.IsZero() {
+			r.start = now
+		}
+		if g := f.pr.group(pod); g != nil {
+			g.attempts++
+			if g.first.IsZero() {
+				g.first = now
+			}
+		}
+	}
+	f.pr.mu.Unlock()
+	return f.Framework.RunPreFilterPlugins(ctx, state, pod)
+}
+
+func (f *probed) RunPermitPlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) (map[string]time.Duration, *fwk.Status) {
+	wait, st := f.Framework.RunPermitPlugins(ctx, state, pod, nodeName)
+	now := time.Now()
+	f.pr.mu.Lock()
+	if r := f.pr.cur; r != nil && (st.IsSuccess() || st.IsWait()) {
+		if g := f.pr.group(pod); g != nil {
+			g.pods++
+			g.cycles = append(g.cycles, [2]time.Time{r.cycleStart[pod.UID], now})
+			g.lastPermit = now
+		}
+	}
+	f.pr.mu.Unlock()
+	return wait, st
+}
+
+func (f *probed) WaitOnPermit(ctx context.Context, pod *v1.Pod) *fwk.Status {
+	st := f.Framework.WaitOnPermit(ctx, pod)
+	now := time.Now()
+	f.pr.mu.Lock()
+	if st.IsSuccess() {
+		if g := f.pr.group(pod); g != nil {
+			g.released++
+			g.lastRelease = now
+		}
+	}
+	f.pr.mu.Unlock()
+	return st
+}
+
+func (f *probed) RunPostBindPlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) {
+	f.Framework.RunPostBindPlugins(ctx, state, pod, nodeName)
+	now := time.Now()
+	f.pr.mu.Lock()
+	r := f.pr.cur
+	last := false
+	if r != nil {
+		if g := f.pr.group(pod); g != nil {
+			g.bound++
+			g.lastBound = now
+		}
+		r.bound++
+		r.end = now
+		last = r.bound == r.expectPods
+	}
+	f.pr.mu.Unlock()
+	if last {
+		// The scheduler's memory at the end: every pod bound, after a
+		// collection. The process also holds the API server.
+		sums := gatherSums()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		f.pr.mu.Lock()
+		r.heapInuse = ms.HeapInuse
+		for k, v := range sums {
+			sums[k] = v - r.sumsAtNodes[k]
+		}
+		r.sums = sums
+		f.pr.mu.Unlock()
+	}
+}
+
+// gatherSums reads the sums of the histograms that say where a scheduling
+// cycle's time goes: kube-scheduler's extension points (by extension point,
+// all profiles together), its scheduling algorithm, fluence's core loop.
+func gatherSums() map[string]float64 {
+	mfs, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		return nil
+	}
+	sums := map[string]float64{}
+	for _, mf := range mfs {
+		name := mf.GetName()
+		switch name {
+		case "scheduler_framework_extension_point_duration_seconds", "scheduler_plugin_execution_duration_seconds",
+			"scheduler_scheduling_algorithm_duration_seconds", "fluence_loop_duration_seconds",
+			"scheduler_scheduling_attempt_duration_seconds", "scheduler_podgroup_scheduling_attempt_duration_seconds",
+			"scheduler_podgroup_scheduling_algorithm_duration_seconds":
+		default:
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			h := m.GetHistogram()
+			if h == nil {
+				continue
+			}
+			key := name
+			for _, l := range m.GetLabel() {
+				switch l.GetName() {
+				case "extension_point", "plugin":
+					key += "/" + l.GetValue()
+				}
+			}
+			sums[key] += h.GetSampleSum()
+			sums[key+"#count"] += float64(h.GetSampleCount())
+		}
+	}
+	return sums
+}
