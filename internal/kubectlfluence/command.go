@@ -3,6 +3,7 @@ package kubectlfluence
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,6 +22,15 @@ type options struct {
 	output        string
 }
 
+// The environment variables that give --scheduler-url and
+// --scheduler-ca-file their defaults: a shell set up once for a cluster
+// without the chart's APIService (fluence up) runs the commands as written
+// for one with it.
+const (
+	EnvSchedulerURL    = "FLUENCE_SCHEDULER_URL"
+	EnvSchedulerCAFile = "FLUENCE_SCHEDULER_CA_FILE"
+)
+
 // NewCommand returns `kubectl fluence` with its subcommands.
 func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	o := &options{streams: streams, config: genericclioptions.NewConfigFlags(true), ep: endpoint{Attempts: 5, Pause: 500 * time.Millisecond}}
@@ -35,7 +45,9 @@ waits or was rejected and when it is expected to start.
 
 It asks the API server, which forwards to the scheduler (the chart's
 APIService); --scheduler-url asks the scheduler's secure port directly.
-Either way the scheduler checks who you are and that you may read the
+The environment variables FLUENCE_SCHEDULER_URL and
+FLUENCE_SCHEDULER_CA_FILE give the defaults of --scheduler-url and
+--scheduler-ca-file (fluence up prints what to set). Either way the scheduler checks who you are and that you may read the
 inspection API (group ` + inspect.GroupName + `).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -45,8 +57,8 @@ inspection API (group ` + inspect.GroupName + `).`,
 	flags := cmd.PersistentFlags()
 	o.config.AddFlags(flags)
 	flags.StringVar(&o.ep.Profile, "profile", "", "the fluence profile (its schedulerName) to inspect, when the scheduler runs several")
-	flags.StringVar(&o.ep.SchedulerURL, "scheduler-url", "", "ask the scheduler's secure port at this URL (https://HOST:PORT) instead of the API server, with your kubeconfig's credentials")
-	flags.StringVar(&o.ep.CAFile, "scheduler-ca-file", "", "with --scheduler-url: the CA that signed the scheduler's serving certificate")
+	flags.StringVar(&o.ep.SchedulerURL, "scheduler-url", os.Getenv(EnvSchedulerURL), "ask the scheduler's secure port at this URL (https://HOST:PORT) instead of the API server, with your kubeconfig's credentials (default $"+EnvSchedulerURL+")")
+	flags.StringVar(&o.ep.CAFile, "scheduler-ca-file", os.Getenv(EnvSchedulerCAFile), "with --scheduler-url: the CA that signed the scheduler's serving certificate (default $"+EnvSchedulerCAFile+")")
 	flags.BoolVar(&o.ep.Insecure, "scheduler-insecure-skip-tls-verify", false, "with --scheduler-url: do not verify the scheduler's certificate (kube-scheduler's default one is self-signed); your credentials go to whoever answers")
 	cmd.AddCommand(
 		o.listCommand("groups", "List the pod groups fluence knows: state, size, placement, wait", true, o.groups),

@@ -460,3 +460,23 @@ func TestGraphLevels(t *testing.T) {
 		t.Errorf("graph output counts unlabelled nodes of a level every node has:\n%s", out)
 	}
 }
+
+// The environment gives --scheduler-url and --scheduler-ca-file their
+// defaults: set, they are used as if given (here refused together with
+// --scheduler-insecure-skip-tls-verify, before any request); a flag given
+// overrides them.
+func TestSchedulerURLFromEnvironment(t *testing.T) {
+	v := inspect.View{Profile: "fluence", Snapshot: &gang.Snapshot{}}
+	srv, requests := apiServer(t, v, nil)
+	t.Setenv(EnvSchedulerURL, "https://127.0.0.1:1")
+	t.Setenv(EnvSchedulerCAFile, "/x")
+	if _, _, err := run(t, srv, "groups", "--scheduler-insecure-skip-tls-verify"); err == nil || !strings.Contains(err.Error(), "exclude each other") {
+		t.Errorf("with %s and %s set: %v, want the CA file refused beside --scheduler-insecure-skip-tls-verify", EnvSchedulerURL, EnvSchedulerCAFile, err)
+	}
+	if _, _, err := run(t, srv, "groups", "--scheduler-url", "", "--scheduler-ca-file", ""); err != nil {
+		t.Errorf("flags overriding the environment (through the API server): %v", err)
+	}
+	if got := requests.Load(); got != 1 {
+		t.Errorf("%d requests reached the API server, want 1 (the second command's)", got)
+	}
+}

@@ -67,13 +67,16 @@ Simulated nodes run each pod for its "sleep N" command, then mark it Succeeded.
 
 Try it (from the repository's root):
   export KUBECONFIG=%s
+  export FLUENCE_SCHEDULER_URL=%s FLUENCE_SCHEDULER_CA_FILE=%s
   kubectl get nodes
   kubectl apply -f docs/examples/fluence-labels.yaml
   kubectl get pods -o wide --watch
   kubectl apply -f docs/examples/scheduler-plugins-podgroup.yaml && kubectl get %s
-  go run ./cmd/kubectl-fluence --scheduler-url %s --scheduler-ca-file %s groups -A
-docs/examples/README.md lists every example and what it needs.
+  go run ./cmd/kubectl-fluence groups -A
+docs/examples/README.md lists every example and what it needs; docs/tasks/ has guides
+whose commands run here as written (FLUENCE_SCHEDULER_URL points kubectl fluence at this
+scheduler, as the chart's APIService does on a cluster).
 
 Ctrl-C (or SIGTERM) stops everything and removes %s.
-`, r.Kubeconfig, podgroups, r.Scheduler, r.SchedulerCA, removed)
+`, r.Kubeconfig, r.Scheduler, r.SchedulerCA, podgroups, removed)
 }

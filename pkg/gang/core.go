@@ -233,10 +233,11 @@ func (c *Core) sortedGroups() []*group {
 
 // explain records an event unless it repeats the group's last one:
 // warnings go to every pod of the group, progress to its first pod only,
-// to keep the event stream readable.
-func (c *Core) explain(g *group, warning bool, reason, note string) {
+// to keep the event stream readable. It reports whether it was not a
+// repeat.
+func (c *Core) explain(g *group, warning bool, reason, note string) bool {
 	if g.lastEvent == reason+note {
-		return
+		return false
 	}
 	g.lastEvent = reason + note
 	if !warning {
@@ -245,11 +246,12 @@ func (c *Core) explain(g *group, warning bool, reason, note string) {
 		if p := firstMember(g); p != nil {
 			c.fx.out.Events = append(c.fx.out.Events, Event{Pod: p.ref(), Warning: warning, Reason: reason, Note: note})
 		}
-		return
+		return true
 	}
 	for _, p := range g.sortedMembers() {
 		c.fx.out.Events = append(c.fx.out.Events, Event{Pod: p.ref(), Warning: warning, Reason: reason, Note: note})
 	}
+	return true
 }
 
 // firstMember is sortedMembers()[0] (nil for no members).
@@ -282,7 +284,11 @@ func (c *Core) reject(g *group, why string) {
 	c.touch(g)
 	g.state, g.reason, g.early = rejected, why, false
 	c.condition(g, Unsatisfiable, why)
-	c.explain(g, true, "FluenceGroupRejected", fmt.Sprintf("pod group %s (%d pods): %s", g.id.Key, g.id.Size, why))
+	// Counted as the event is recorded: a group judged again (the nodes
+	// changed) to the same verdict is not rejected anew.
+	if c.explain(g, true, "FluenceGroupRejected", fmt.Sprintf("pod group %s (%d pods): %s", g.id.Key, g.id.Size, why)) {
+		c.fx.out.Rejected = append(c.fx.out.Rejected, g.id.Key)
+	}
 }
 
 // Stats are figures for metrics and inspection.

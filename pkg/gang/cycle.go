@@ -228,10 +228,23 @@ func (c *Core) Permit(uid string) (bool, error) {
 			siblings = append(siblings, p.ref())
 		}
 	}
-	a.committed = true
-	g.placementHeld()
+	c.commit(g, a)
 	c.fx.out.Allow = append(c.fx.out.Allow, siblings...)
 	return true, nil
+}
+
+// commit records that an allocation was let through whole: it is never
+// withdrawn from now on. The first placement of a group to get this far
+// ends the group's wait, measured to the last time the core was given
+// (Permit and Reserve take none: they follow the pod's Place in the same
+// cycle).
+func (c *Core) commit(g *group, a *alloc) {
+	a.committed = true
+	g.placementHeld()
+	if a.placing && !g.waitTold {
+		g.waitTold = true
+		c.fx.out.Placed = append(c.fx.out.Placed, GroupPlaced{Group: g.id.Key, Waited: c.now - g.since})
+	}
 }
 
 // Bound marks a pod bound once its binding succeeded, before the

@@ -32,6 +32,29 @@ type Effects struct {
 	// it should not. The core carried on with its picture kept consistent;
 	// each one is a bug to report, never a verdict on a pod.
 	Errors []InternalError
+	// Placed: groups let through whole for the first time (the allocation
+	// that placed them committed at Permit), with how long they waited.
+	// Each group is reported once in its life, so a withdrawn placement
+	// does not end its wait and a group placed again after losing its
+	// members does not count twice.
+	Placed []GroupPlaced
+	// Rejected: the keys of groups judged impossible, once per verdict
+	// (the FluenceGroupRejected event, which goes to every pod, names one
+	// group): a group judged again when the nodes change counts again
+	// only when the verdict changed.
+	Rejected []string
+	// Withdrawn: the group key of each allocation withdrawn before it was
+	// let through (FluenceGroupWithdrawn), a joining pod's too.
+	Withdrawn []string
+}
+
+// GroupPlaced is a group's first placement: Waited is the time, in the
+// core's ticks, from when the core first saw a pod of the group to when
+// its placing allocation was let through whole. The caller converts ticks
+// (Config.TicksPerSecond); the core reads no clock.
+type GroupPlaced struct {
+	Group  string
+	Waited int64
 }
 
 // Placement is a group kept within a topology domain, placed: Asked is

@@ -629,6 +629,7 @@ func (c *Core) started(g *group, a *alloc, at int64) {
 	g.everPlaced, g.joinRefused, g.preemptNote = true, "", ""
 	c.touch(g)
 	a.running, a.start, a.began = true, at, at
+	a.placing = !joining
 	a.dur = info.Duration
 	c.planned(g, a)
 	a.recorded = fmt.Sprintf("%s@%s-%d", g.id.Key, c.cfg.RunID, a.id)

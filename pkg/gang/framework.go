@@ -19,7 +19,8 @@ type Framework struct {
 	// failed binding (the pod is unreserved and tried again).
 	Bind func(p *Pod, node string) error
 	// Observe, if set, sees every batch of effects the framework takes
-	// from the core that has events, conditions or internal errors.
+	// from the core that has events, conditions, evictions, placements,
+	// internal errors, or groups placed, rejected or withdrawn.
 	Observe func(Effects)
 	// Filter, if set, stands for kube-scheduler's own filters, which the
 	// engine does not model: a reason turns the pod away from the node
@@ -233,7 +234,8 @@ func (f *Framework) bind(uid, node string, now int64, out *[]Trace) {
 
 // apply carries out effects: activations, Permit decisions.
 func (f *Framework) apply(fx Effects, now int64, out *[]Trace) {
-	if f.Observe != nil && (len(fx.Events) > 0 || len(fx.Conditions) > 0 || len(fx.Errors) > 0 || len(fx.Evictions) > 0 || len(fx.Placements) > 0) {
+	if f.Observe != nil && (len(fx.Events) > 0 || len(fx.Conditions) > 0 || len(fx.Errors) > 0 || len(fx.Evictions) > 0 || len(fx.Placements) > 0 ||
+		len(fx.Placed) > 0 || len(fx.Rejected) > 0 || len(fx.Withdrawn) > 0) {
 		f.Observe(fx)
 	}
 	for _, r := range fx.Reject {

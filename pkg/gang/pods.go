@@ -100,8 +100,7 @@ func (c *Core) letThrough(g *group, a *alloc) {
 			waiting = append(waiting, p.ref())
 		}
 	}
-	a.committed = true
-	g.placementHeld()
+	c.commit(g, a)
 	c.fx.out.Allow = append(c.fx.out.Allow, waiting...)
 }
 
@@ -345,6 +344,7 @@ func (c *Core) memberGone(uid string, end ending) {
 // away with the group's own message; every pod of the group tries again.
 func (c *Core) withdraw(g *group, a *alloc, why string) {
 	c.touch(g)
+	c.fx.out.Withdrawn = append(c.fx.out.Withdrawn, g.id.Key)
 	c.dequeue("withdraw", g.id.Key, a.id)
 	msg := "fluence: allocation of pod group " + g.id.Key + " withdrawn: " + why
 	var joining []*Pod

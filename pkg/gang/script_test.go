@@ -105,7 +105,8 @@ func (s *script) start() {
 	s.core = core
 	s.fw = NewFramework(core, s.bind)
 	s.fw.Observe = func(fx Effects) {
-		s.print(Effects{Events: fx.Events, Conditions: fx.Conditions, Placements: fx.Placements, Evictions: fx.Evictions, Errors: fx.Errors})
+		s.print(Effects{Events: fx.Events, Conditions: fx.Conditions, Placements: fx.Placements, Evictions: fx.Evictions, Errors: fx.Errors,
+			Placed: fx.Placed, Rejected: fx.Rejected, Withdrawn: fx.Withdrawn})
 	}
 	s.fw.Filter = s.filter
 }
@@ -462,6 +463,17 @@ func (s *script) print(fx Effects) {
 	}
 	for _, p := range fx.Placements {
 		fmt.Fprintf(&s.out, "  placement %s %s level=%q\n", p.Group, p.Asked, p.Level)
+	}
+	// What the scheduler's metrics count (fluence_group_wait_seconds,
+	// fluence_group_rejections_total, fluence_group_withdrawals_total).
+	for _, p := range fx.Placed {
+		fmt.Fprintf(&s.out, "  metric placed %s waited %d\n", p.Group, p.Waited)
+	}
+	for _, g := range fx.Rejected {
+		fmt.Fprintf(&s.out, "  metric rejected %s\n", g)
+	}
+	for _, g := range fx.Withdrawn {
+		fmt.Fprintf(&s.out, "  metric withdrawn %s\n", g)
 	}
 	for _, r := range fx.Activate {
 		if _, ok := s.fw.pods[r.UID]; ok {

@@ -63,6 +63,10 @@ type alloc struct {
 	// under way. From then on it is never withdrawn whole: a pod whose
 	// binding failed tries again at its own slot.
 	committed bool
+	// placing: the allocation places the group (it is not the placement
+	// of pods joining a group already underway); its commit ends the
+	// group's wait (Effects.Placed).
+	placing bool
 	// submit is the time the request was queued at: its place in line.
 	submit int64
 	// nodeGen is the node generation the request's constraints were
@@ -123,6 +127,9 @@ type group struct {
 	// since is when the core first saw the group: inspection reports how
 	// long it has waited.
 	since int64
+	// waitTold: the group's first placement was let through and reported
+	// with its wait (Effects.Placed); it is reported once in its life.
+	waitTold bool
 	// waited is the last waiting decision the loop explained, and what
 	// it left said (engine.go skips repeating it).
 	waited waitNote

@@ -25,7 +25,8 @@ import (
 const gcSyncPeriod = 10 * time.Second
 
 // startCleanupControllers runs kube-controller-manager's garbage collector
-// and namespace controller in this process until ctx ends. Without them
+// and namespace controller (and, with Kubernetes PodGroups served, the
+// PodGroup protection controller) in this process until ctx ends. Without them
 // deleting a Job leaves its pods running, holding their nodes, and a
 // deleted namespace stays Terminating for good: what a user of a real
 // cluster expects kubectl delete to do would not happen.
@@ -67,6 +68,9 @@ func startCleanupControllers(ctx context.Context, cfg *rest.Config, wg *sync.Wai
 	wg.Go(func() { gc.Run(ctx, 2, gcSyncPeriod) })
 	wg.Go(func() { gc.Sync(ctx, client.Discovery(), gcSyncPeriod) })
 	wg.Go(func() { ns.Run(ctx, 2) })
+	if err := startPodGroupProtection(ctx, cfg, wg); err != nil {
+		return err
+	}
 	wg.Go(func() {
 		<-ctx.Done()
 		typed.Shutdown()

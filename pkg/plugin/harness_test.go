@@ -196,6 +196,9 @@ type harnessConfig struct {
 	// the process-wide metrics reads only its own.
 	profile string
 	lead    *plugin.Leadership
+	// permitTimeout replaces the harness's permitTimeout when set (a
+	// test that lets a wait run out).
+	permitTimeout time.Duration
 }
 
 // newHarnessWith is newHarness with a configuration.
@@ -203,6 +206,9 @@ func newHarnessWith(t *testing.T, hc harnessConfig, nodes []*corev1.Node, pods [
 	t.Helper()
 	if hc.profile == "" {
 		hc.profile = schedulerName
+	}
+	if hc.permitTimeout == 0 {
+		hc.permitTimeout = permitTimeout
 	}
 	metrics.Register() // the framework's instrumentation needs its metrics (once per process)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -228,7 +234,7 @@ func newHarnessWith(t *testing.T, hc harnessConfig, nodes []*corev1.Node, pods [
 			QueueSort: enabled, PreFilter: enabled, Filter: enabled, PostFilter: enabled,
 			Reserve: enabled, Permit: enabled, Bind: enabled,
 		},
-		PluginConfig: []config.PluginConfig{{Name: plugin.Name, Args: &plugin.Args{PermitTimeout: permitTimeout.String()}}},
+		PluginConfig: []config.PluginConfig{{Name: plugin.Name, Args: &plugin.Args{PermitTimeout: hc.permitTimeout.String()}}},
 	}
 	registry := frameworkruntime.Registry{plugin.Name: plugin.NewWith(plugin.Options{Inspectors: h.insp, Leadership: hc.lead, Trace: func(e plugin.TraceEvent) {
 		h.mu.Lock()

@@ -89,8 +89,10 @@ func (p *Plugin) lead(ctx context.Context, l *Leadership) {
 }
 
 // startWriters starts the goroutines that write to the API server and
-// publish the gauges.
+// publish the gauges, and makes the profile's counters exist (at zero):
+// only a plugin that acts exports fluence series.
 func (p *Plugin) startWriters(ctx context.Context) {
+	p.metrics.start()
 	go p.conds.Run(ctx)
 	go p.status.Run(ctx)
 	go p.evict.Run(ctx)

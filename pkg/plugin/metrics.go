@@ -90,17 +90,87 @@ var (
 			"Not labelled by priority: a pod's priority is any 32-bit integer, so a label would make the series unbounded.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"profile"})
+	groupWait = metrics.NewHistogramVec(&metrics.HistogramOpts{
+		Subsystem: "fluence",
+		Name:      "group_wait_seconds",
+		Help: "Time a pod group waited to be placed: from when the scheduler first saw a pod of it to when its first placement was let through whole (every pod of it reserved). " +
+			"Once per group, a withdrawn placement's wait included; a pod outside any group counts as a group of one.",
+		// Round numbers from 10 ms to an hour, so an alert's threshold
+		// can be a bucket's bound.
+		Buckets:        []float64{0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600},
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"profile"})
+	groupRejections = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem: "fluence",
+		Name:      "group_rejections_total",
+		Help: "Pod groups judged impossible (FluenceGroupRejected): the cluster can never hold them as they are. " +
+			"Once per group and verdict: a group judged again when the nodes change counts again only when the verdict changed.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"profile"})
+	groupWithdrawals = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "fluence",
+		Name:           "group_withdrawals_total",
+		Help:           "Allocations withdrawn before their group was let through (FluenceGroupWithdrawn): a pod failed after Reserve or went away, a node turned a pod away, a pod was bound elsewhere, the group's size changed.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"profile"})
+	permitTimeouts = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "fluence",
+		Name:           "permit_timeouts_total",
+		Help:           "Pods whose wait at Permit for the rest of their allocation ran out (the plugin's permitTimeout); each also withdraws its allocation.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"profile"})
+	bindFailures = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "fluence",
+		Name:           "bind_failures_total",
+		Help:           "Binding calls that failed (the API server refused or did not answer); the pod keeps its slot and binds there on its next try.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"profile"})
 	metricsOnce sync.Once
 )
 
 func registerMetrics() {
 	metricsOnce.Do(func() {
-		legacyregistry.MustRegister(loopDuration, loopGroups, groupsByState, queueLength, reservations, allocated, allocatable, graphRebuilds, topologyPlacements, internalErrors, preemptions, evictedPods)
+		legacyregistry.MustRegister(loopDuration, loopGroups, groupsByState, queueLength, reservations, allocated, allocatable, graphRebuilds, topologyPlacements, internalErrors, preemptions, evictedPods,
+			groupWait, groupRejections, groupWithdrawals, permitTimeouts, bindFailures)
 	})
 }
 
 // profileMetrics writes one profile's series.
 type profileMetrics struct{ profile string }
+
+// start makes the profile's wait histogram and its counters of failures
+// exist at zero when the plugin starts to act (leads): a rate or an
+// alert over a counter sees its first increase only if the series was
+// there before it. A standby calls it not, and so exports no fluence
+// series at all.
+func (m profileMetrics) start() {
+	groupWait.WithLabelValues(m.profile)
+	for _, v := range []*metrics.CounterVec{groupRejections, groupWithdrawals, permitTimeouts, bindFailures, preemptions, evictedPods} {
+		v.WithLabelValues(m.profile)
+	}
+}
+
+// groupsDecided counts what the core decided about groups: first
+// placements with their wait (core ticks), rejections, withdrawals.
+func (m profileMetrics) groupsDecided(fx gang.Effects, ticksPerSecond int64) {
+	for _, pl := range fx.Placed {
+		groupWait.WithLabelValues(m.profile).Observe(float64(pl.Waited) / float64(ticksPerSecond))
+	}
+	if n := len(fx.Rejected); n > 0 {
+		groupRejections.WithLabelValues(m.profile).Add(float64(n))
+	}
+	if n := len(fx.Withdrawn); n > 0 {
+		groupWithdrawals.WithLabelValues(m.profile).Add(float64(n))
+	}
+}
+
+func (m profileMetrics) permitTimedOut() {
+	permitTimeouts.WithLabelValues(m.profile).Inc()
+}
+
+func (m profileMetrics) bindFailed() {
+	bindFailures.WithLabelValues(m.profile).Inc()
+}
 
 func (m profileMetrics) observeLoop(s gang.LoopStats) {
 	loopGroups.WithLabelValues(m.profile).Observe(float64(s.Decisions))

@@ -66,7 +66,10 @@ type Plugin struct {
 	status  *groups.PodGroupStatusWriter
 	evict   *evictor
 	metrics profileMetrics
-	trace   func(TraceEvent)
+	// waits: when each pod began to wait at Permit, to count the waits
+	// that time out (permitwait.go).
+	waits permitWaits
+	trace func(TraceEvent)
 	// binds bounds the Bindings in flight, in arrival order.
 	binds *semaphore.Weighted
 
@@ -198,6 +201,7 @@ func newFromArgs(ctx context.Context, obj runtime.Object, h fwk.Handle, lead *Le
 			if pod, ok := objectOf[*corev1.Pod](o); ok {
 				p.retry.remove(pod.UID)
 				p.hints.remove(pod.UID)
+				p.waits.forget(pod.UID)
 				if !p.fromOwnInformer(pod) {
 					p.feed(func(now int64) { p.core.PodRemoved(string(pod.UID), now) })
 					p.wake()
@@ -447,6 +451,7 @@ func (p *Plugin) apply(fx gang.Effects) {
 	for _, pl := range fx.Placements {
 		p.metrics.placed(pl)
 	}
+	p.metrics.groupsDecided(fx, ticksPerSecond)
 	if len(fx.Activate) > 0 && p.pods != nil {
 		pods := map[string]*corev1.Pod{}
 		for _, r := range fx.Activate {
@@ -458,12 +463,17 @@ func (p *Plugin) apply(fx gang.Effects) {
 			p.h.Activate(p.log, pods)
 		}
 	}
+	// A pod let through or turned away by the core did not time out,
+	// however long it waited: forget its wait before the framework may
+	// unreserve it.
 	for _, r := range fx.Reject {
+		p.waits.forget(typesUID(r.Pod.UID))
 		if wp := p.h.GetWaitingPod(typesUID(r.Pod.UID)); wp != nil {
 			wp.Reject(Name, r.Message)
 		}
 	}
 	for _, r := range fx.Allow {
+		p.waits.forget(typesUID(r.UID))
 		if wp := p.h.GetWaitingPod(typesUID(r.UID)); wp != nil {
 			wp.Allow(Name)
 		}
@@ -596,7 +606,8 @@ func (p *Plugin) traceStep(kind string, pod *corev1.Pod) {
 	}
 }
 
-// Unreserve tells the core the pod failed after Reserve.
+// Unreserve tells the core the pod failed after Reserve, and counts a
+// wait at Permit that ran out (the framework says not why it unreserves).
 func (p *Plugin) Unreserve(_ context.Context, state fwk.CycleState, pod *corev1.Pod, node string) {
 	if state != nil && state.IsPodGroupSchedulingCycle() {
 		// kube-scheduler 1.37's workload cycle reverts the Reserves of
@@ -604,6 +615,9 @@ func (p *Plugin) Unreserve(_ context.Context, state fwk.CycleState, pod *corev1.
 		// the group's allocation must outlive the revert.
 		p.do(func(int64) { p.core.Unreserved(string(pod.UID), node) })
 		return
+	}
+	if p.waits.end(pod.UID, p.clock.Now()) {
+		p.metrics.permitTimedOut()
 	}
 	p.do(func(now int64) { p.core.Unreserve(string(pod.UID), node, now) })
 }
@@ -613,12 +627,16 @@ func (p *Plugin) Unreserve(_ context.Context, state fwk.CycleState, pod *corev1.
 func (p *Plugin) Permit(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _ string) (*fwk.Status, time.Duration) {
 	var ready bool
 	var err error
+	at, timeout := p.clock.Now(), p.timeout
 	p.do(func(int64) { ready, err = p.core.Permit(string(pod.UID)) })
 	if err != nil {
 		return fwk.AsStatus(err), 0
 	}
 	if !ready {
-		return fwk.NewStatus(fwk.Wait), p.timeout
+		// Remembered with the timeout the framework is given: Unreserve
+		// takes the pod's failure for a timeout only once it is past.
+		p.waits.start(pod.UID, at.Add(timeout))
+		return fwk.NewStatus(fwk.Wait), timeout
 	}
 	return nil, 0
 }
@@ -627,6 +645,7 @@ func (p *Plugin) Permit(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _ 
 // API server copies a Binding's annotations onto the pod), so a restarted
 // scheduler can rebuild its allocations without extra writes.
 func (p *Plugin) Bind(ctx context.Context, _ fwk.CycleState, pod *corev1.Pod, node string) *fwk.Status {
+	p.waits.forget(pod.UID) // through Permit: a later failure is no timeout
 	b := &corev1.Binding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
 		Target:     corev1.ObjectReference{Kind: "Node", Name: node},
@@ -652,6 +671,7 @@ func (p *Plugin) Bind(ctx context.Context, _ fwk.CycleState, pod *corev1.Pod, no
 	err := p.h.ClientSet().CoreV1().Pods(pod.Namespace).Bind(ctx, b, metav1.CreateOptions{})
 	p.binds.Release(1)
 	if err != nil {
+		p.metrics.bindFailed()
 		return fwk.AsStatus(err)
 	}
 	p.do(func(int64) {

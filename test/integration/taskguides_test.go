@@ -1,0 +1,120 @@
+package integration
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// guideCheck is what a guide's command must print, beyond succeeding.
+type guideCheck struct {
+	command string // the whole line, as in the guide
+	output  string // a regular expression (multi-line mode)
+}
+
+// guideChecks are the outputs the guides describe. Each must meet its
+// command, so a guide that drops or rewrites one fails here too.
+var guideChecks = []guideCheck{
+	{"kubectl fluence explain lammps", `^State:\s+placed$`},
+	{"kubectl fluence explain pi", `^State:\s+placed$`},
+	{"kubectl fluence groups", `^native-podgroup:train\s+placed\s`},
+	{"kubectl fluence explain job:flux-sample", `^State:\s+placed$`},
+	{"kubectl fluence nodes", `^node-7\s.*default/gpu-train\(2\)`},
+	{"kubectl fluence explain partial", `^State:\s+gathering$(?s:.*)waits for its pods: 2 of 3 exist`},
+	{"kubectl fluence explain huge", `^State:\s+rejected$`},
+	{"kubectl describe pod huge-0", `cannot be placed on this cluster`},
+	{"kubectl fluence explain dedicated", `^Nodes:\s+node-[4-7](, node-[4-7])*$`},
+	{"kubectl get pod stock -o jsonpath='{.spec.nodeName}'", `^node-[0-3]$`},
+}
+
+// The task guides as a reader follows them: every kubectl command of
+// every page of docs/tasks, as written and in order, run by bash from the
+// repository's root against `fluence up`, with kubectl built from the
+// Kubernetes module (go.mod's tool line) and kubectl fluence from this
+// repository on PATH, and the environment fluence up says to export. A
+// command that fails fails its page; the outputs the pages describe are
+// checked (guideChecks).
+func TestTaskGuides(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped with -short")
+	}
+	guides, err := filepath.Glob("../../docs/tasks/*.md")
+	if err != nil || len(guides) == 0 {
+		t.Fatalf("no task guides in docs/tasks: %v", err)
+	}
+	bins := t.TempDir()
+	if err := os.Symlink(kubectlBinary(t), filepath.Join(bins, "kubectl")); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(bins, "kubectl-fluence"), "../../cmd/kubectl-fluence").CombinedOutput(); err != nil {
+		t.Fatalf("go build kubectl-fluence: %v\n%s", err, out)
+	}
+	proc := startProcess(t, buildFluence(t), "up", "--nodes", "8", "--feature-gates", "GenericWorkload=true")
+	ready := waitUpReady(t, proc)
+	env := append(os.Environ(), "KUBECONFIG="+ready["kubeconfig"], "FLUENCE_SCHEDULER_URL="+ready["scheduler-url"],
+		"FLUENCE_SCHEDULER_CA_FILE="+ready["scheduler-ca-file"], "PATH="+bins+string(os.PathListSeparator)+os.Getenv("PATH"))
+
+	checked := map[string]bool{}
+	for _, guide := range guides {
+		cmds := docCommands(t, guide, "kubectl ")
+		t.Run(filepath.Base(guide), func(t *testing.T) {
+			if len(cmds) == 0 {
+				t.Fatalf("%s shows no kubectl command", guide)
+			}
+			for _, line := range cmds {
+				out := runGuideCommand(t, env, line)
+				for _, c := range guideChecks {
+					if c.command != line {
+						continue
+					}
+					checked[c.command] = true
+					if !regexp.MustCompile("(?m)" + c.output).MatchString(out) {
+						t.Errorf("%s: the output does not match %q:\n%s", line, c.output, out)
+					}
+				}
+			}
+		})
+	}
+	for _, c := range guideChecks {
+		if !checked[c.command] {
+			t.Errorf("no guide runs %q any more: its check went unused", c.command)
+		}
+	}
+}
+
+// runGuideCommand runs one line of a guide in bash and returns its output;
+// a failure or a command still running after 3 minutes fails the page.
+func runGuideCommand(t *testing.T, env []string, line string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", line)
+	cmd.Dir = "../.." // the pages' paths are from the repository's root
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", line, err, out)
+	}
+	t.Logf("$ %s\n%s", line, strings.TrimRight(string(out), "\n"))
+	return string(out)
+}
+
+// kubectlBinary builds kubectl from the Kubernetes module this module
+// requires (go.mod's tool line) and returns its path in the build cache.
+func kubectlBinary(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "tool", "-n", "kubectl").Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("go tool -n kubectl: %v\n%s", err, stderr)
+	}
+	return strings.TrimSpace(string(out))
+}
