@@ -138,6 +138,9 @@ type Core struct {
 	// that is not a topology level, chosen when their request was built.
 	flat map[string]bool
 
+	// pub is what Publish keeps (publish.go); nil until it is called.
+	pub *publisher
+
 	fx  effects
 	now int64
 }

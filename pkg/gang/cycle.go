@@ -103,6 +103,7 @@ func (c *Core) podSlot(uid string) (*group, *alloc, *slot, error) {
 	if g == nil {
 		return nil, nil, nil, fmt.Errorf("fluence: pod %s has no group", c.name(uid))
 	}
+	c.markGroup(g) // its caller may change the slot
 	a, s := g.slotOf(uid)
 	if s == nil {
 		return g, nil, nil, fmt.Errorf("fluence: pod %s holds no slot in group %s", c.name(uid), g.id.Key)

@@ -68,7 +68,11 @@
 // what their waiting pods ask against what is free to them, nodes with what
 // is held on them, the graph's shape); Snapshot.Explain turns it into the
 // reasons a group waits, is held or was rejected, in words and numbers.
-// Taking one changes nothing.
+// Taking one changes nothing, but it walks every group and node. A caller
+// that serialises the core with a lock calls Publish instead, under the
+// lock, when it needs the state (publish.go): it renders again only what
+// changed since the last Publish and returns an immutable Published whose
+// Snapshot and Stats are built after the lock is released.
 //
 // Framework drives the core the way kube-scheduler drives the plugin,
 // without an API server: the simulator and the scripted tests

@@ -155,6 +155,7 @@ func (c *Core) setOverloaded(node string, on bool) {
 	} else {
 		delete(c.overloaded, node)
 	}
+	c.markNode(node, true)
 	c.applyStatus(node)
 }
 
@@ -353,6 +354,7 @@ func (c *Core) submitPods(g *group, pods []*Pod, submit int64) {
 	if c.now < g.holdUntil {
 		notBefore = g.holdUntil
 	}
+	c.markQueue()
 	d, err := c.q.Submit(&queue.Group{ID: a.id, Name: g.id.Key, Priority: int64(g.priority), Submit: submit, NotBefore: notBefore, Jobspec: js})
 	if err == nil && d.State == queue.Rejected {
 		err = fmt.Errorf("%s", d.Reason)
@@ -531,6 +533,7 @@ func (c *Core) schedule() {
 	c.refreshRequests()
 	c.extendOverruns()
 	ds, err := c.q.Schedule(c.now)
+	c.markQueue()
 	if c.cfg.Observe != nil {
 		c.cfg.Observe(LoopStats{Decisions: len(ds)})
 	}
@@ -543,6 +546,7 @@ func (c *Core) schedule() {
 		if a == nil {
 			continue
 		}
+		c.markGroup(g)
 		if d.State == queue.Reserved || d.State == queue.Pending || d.State == queue.Blocked {
 			key := waitKey{state: d.State, at: d.At, reason: d.Reason}
 			if g.waited.key == key && g.waited.reason == g.reason && g.waited.event == g.lastEvent && g.waited.cond == g.lastCondition {
@@ -689,6 +693,7 @@ func (c *Core) extendOverruns() {
 		if c.unplaced[a.id] {
 			continue // the engine holds nothing of it to extend
 		}
+		c.markQueue()
 		if err := c.q.Extend(a.id, nd); err == nil {
 			a.dur = nd
 		} else {

@@ -24,6 +24,7 @@ func (c *Core) dequeue(op, group string, id int64) {
 	if c.q == nil {
 		return
 	}
+	c.markQueue()
 	c.fail(op, group, c.q.Remove(id))
 }
 

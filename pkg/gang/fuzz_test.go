@@ -166,7 +166,9 @@ func (fz *fuzzer) do(what string, event func()) {
 		fz.t.Fatalf("after %s: invariants violated:\n%v\nevents:\n%s", what, err, strings.Join(fz.trace, "\n"))
 	}
 	fz.core.Wakeup()
-	fz.core.Stats()
+	if err := checkPublished(fz.core, fz.now); err != nil {
+		fz.t.Fatalf("after %s: %v\nevents:\n%s", what, err, strings.Join(fz.trace, "\n"))
+	}
 }
 
 // effects carries out what a caller must: a pod turned away at Permit is

@@ -112,6 +112,7 @@ func (c *Core) forgetIfOver(g *group) {
 	if g.dormant() && len(g.finished) == 0 {
 		delete(c.groups, g.id.Key)
 		delete(c.held, g.id.Key)
+		c.markGroup(g)
 	}
 }
 

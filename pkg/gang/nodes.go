@@ -19,9 +19,11 @@ func (c *Core) NodeSet(n Node, now int64) {
 	old := c.nodes[n.Name]
 	c.nodes[n.Name] = &n
 	if old == nil && c.arrival() {
+		c.markNode(n.Name, true)
 		return
 	}
 	if old == nil || old.Allocatable != n.Allocatable || c.m == nil || c.moved(old, &n) {
+		c.markNode(n.Name, true)
 		c.dirty = true
 		c.nodeGen++
 		c.nodesChanged()
@@ -31,6 +33,7 @@ func (c *Core) NodeSet(n Node, now int64) {
 	if !relabelled && old.Down == n.Down {
 		return // a heartbeat: nothing the core sees
 	}
+	c.markNode(n.Name, true)
 	if relabelled {
 		c.nodeGen++
 		if v, ok := c.vertexOf[n.Name]; ok {
@@ -60,6 +63,7 @@ func (c *Core) NodeRemoved(name string, now int64) {
 		return
 	}
 	delete(c.nodes, name)
+	c.markNode(name, true)
 	c.dirty = true
 	c.nodeGen++
 	c.nodesChanged()
@@ -106,6 +110,8 @@ func (c *Core) applyStatus(name string) {
 	if c.m.Graph().Vertex(v).Status == want {
 		return
 	}
+	c.markNode(name, true)
+	c.markQueue()
 	c.fail("node-status", "", c.q.SetNodeStatus(v, !down))
 }
 

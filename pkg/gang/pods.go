@@ -202,6 +202,7 @@ func (c *Core) addForeign(p *Pod) {
 		c.foreign[node] = map[string]Resources{}
 	}
 	c.foreign[node][p.UID] = p.Requests
+	c.markNode(node, false)
 	c.foreignAt()[p.UID] = node
 	if !c.dirty && c.m != nil {
 		c.placeForeign(node)
@@ -299,8 +300,10 @@ func (c *Core) memberGone(uid string, end ending) {
 	if node, ok := c.foreignNode[uid]; ok {
 		delete(c.foreignNode, uid)
 		delete(c.foreign[node], uid)
+		c.markNode(node, false)
 		if !c.dirty && c.m != nil {
 			c.placeForeign(node)
+			c.markQueue()
 			c.q.Freed()
 		}
 		return
@@ -422,6 +425,8 @@ func (c *Core) setGated(uid, key string) {
 	if was && old == key {
 		return
 	}
+	c.markKey(old)
+	c.markKey(key)
 	if was {
 		if c.gatedCount[old]--; c.gatedCount[old] == 0 {
 			delete(c.gatedCount, old)

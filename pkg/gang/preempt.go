@@ -355,6 +355,7 @@ func (c *Core) evict(g *group, chosen []victim, p *Preemption) {
 				continue
 			}
 			if end := until - a.start; a.dur == 0 || a.dur > end {
+				c.markQueue()
 				if err := c.q.Extend(a.id, max(end, 1)); err == nil {
 					a.dur = max(end, 1)
 				} else {
@@ -380,6 +381,7 @@ func (c *Core) evict(g *group, chosen []victim, p *Preemption) {
 	c.explain(g, false, "FluencePreempting", fmt.Sprintf("pod group %s (priority %d) evicts %s to start now; it holds their nodes until %s",
 		g.id.Key, g.priority, strings.Join(named, ", "), c.cfg.FormatTime(until)))
 	c.touch(g)
+	c.markQueue()
 	c.q.Freed()
 }
 

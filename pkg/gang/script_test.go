@@ -90,6 +90,9 @@ func runScript(t *testing.T, file string) string {
 		if err := s.core.CheckInvariants(); err != nil {
 			t.Fatalf("%s:%d: %s: invariants violated:\n%v", file, n, line, err)
 		}
+		if err := checkPublished(s.core, s.now); err != nil {
+			t.Fatalf("%s:%d: %s: %v", file, n, line, err)
+		}
 	}
 	return s.out.String()
 }

@@ -207,21 +207,13 @@ type GraphVertex struct {
 }
 
 // Snapshot returns the core's state at now.
+//
+// It scans every group and node (and, for each group that waits, every
+// node it may use): the scheduler publishes instead (Publish), and
+// inspection reads the published copy.
 func (c *Core) Snapshot(now int64) Snapshot {
-	s := Snapshot{
-		Now:            max(now, c.now),
-		TicksPerSecond: c.cfg.TicksPerSecond,
-		MatchPolicy:    c.cfg.MatchPolicy,
-		QueueConfig:    c.cfg.Queue,
-		format:         c.cfg.FormatTime,
-	}
-	if p := c.cfg.Preemption; p != nil {
-		cp := *p
-		s.Preemption = &cp
-	}
-	for _, l := range c.levels() {
-		s.Levels = append(s.Levels, l.typ)
-	}
+	s := c.snapshotHead()
+	s.Now = max(now, c.now)
 	s.Nodes = c.nodeStatuses()
 	fr := &freeNodes{admits: map[string][]bool{}}
 	for _, n := range s.Nodes {
@@ -240,14 +232,36 @@ func (c *Core) Snapshot(now int64) Snapshot {
 	return s
 }
 
+// snapshotHead is a snapshot with the core's settings only.
+func (c *Core) snapshotHead() Snapshot {
+	s := Snapshot{
+		TicksPerSecond: c.cfg.TicksPerSecond,
+		MatchPolicy:    c.cfg.MatchPolicy,
+		QueueConfig:    c.cfg.Queue,
+		format:         c.cfg.FormatTime,
+	}
+	if p := c.cfg.Preemption; p != nil {
+		cp := *p
+		s.Preemption = &cp
+	}
+	for _, l := range c.levels() {
+		s.Levels = append(s.Levels, l.typ)
+	}
+	return s
+}
+
 // queued lists the queued requests in the engine's order.
-func (c *Core) queued() []QueueEntry {
+func (c *Core) queued() []QueueEntry { return c.queuedOf(c.sortedGroups()) }
+
+// queuedOf lists the queued requests of groups (in key order) in the
+// engine's order.
+func (c *Core) queuedOf(groups []*group) []QueueEntry {
 	type req struct {
 		g *group
 		a *alloc
 	}
 	var reqs []req
-	for _, g := range c.sortedGroups() {
+	for _, g := range groups {
 		for _, a := range g.allocs {
 			if !a.running {
 				reqs = append(reqs, req{g, a})
@@ -284,26 +298,56 @@ func (c *Core) queued() []QueueEntry {
 	})
 	out := make([]QueueEntry, 0, len(reqs))
 	for _, r := range reqs {
-		w := QueueEntry{Group: r.g.id.Key, Priority: r.g.priority, Submit: r.a.submit, Pods: len(r.a.pods), State: queue.Pending.String(), At: -1, Reason: r.g.reason}
-		if c.q != nil {
-			if st, why, ok := c.q.StateOf(r.a.id); ok {
-				w.State = st.String()
-				if why != "" {
-					w.Reason = why
-				}
-				if st == queue.Reserved {
-					if info, ok := c.m.Info(r.a.id); ok {
-						w.At = info.At
-					}
+		out = append(out, c.queueEntry(r.g, r.a))
+	}
+	return out
+}
+
+// queueEntry describes a queued request of a group.
+func (c *Core) queueEntry(g *group, a *alloc) QueueEntry {
+	w := QueueEntry{Group: g.id.Key, Priority: g.priority, Submit: a.submit, Pods: len(a.pods), State: queue.Pending.String(), At: -1, Reason: g.reason}
+	if c.q != nil {
+		if st, why, ok := c.q.StateOf(a.id); ok {
+			w.State = st.String()
+			if why != "" {
+				w.Reason = why
+			}
+			if st == queue.Reserved {
+				if info, ok := c.m.Info(a.id); ok {
+					w.At = info.At
 				}
 			}
 		}
-		if r.g.holdUntil > c.now {
-			w.NotBefore = r.g.holdUntil
-		}
-		out = append(out, w)
 	}
-	return out
+	if g.holdUntil > c.now {
+		w.NotBefore = g.holdUntil
+	}
+	return w
+}
+
+// queueInOrder lists the queued requests in the queue's own order, when
+// the queue holds every one of them (there are want); ok is false when it
+// does not (queuedOf places the others).
+func (c *Core) queueInOrder(want int) (out []QueueEntry, ok bool) {
+	if c.q == nil {
+		return nil, want == 0
+	}
+	out = make([]QueueEntry, 0, want)
+	for _, list := range [][]*queue.Group{c.q.Pending(), c.q.Blocked()} {
+		for _, qg := range list {
+			g := c.byAlloc[qg.ID]
+			if g == nil {
+				continue
+			}
+			if a := g.allocByID(qg.ID); a != nil && !a.running {
+				if len(out) == want {
+					return nil, false
+				}
+				out = append(out, c.queueEntry(g, a))
+			}
+		}
+	}
+	return out, len(out) == want
 }
 
 // freeNodes are the nodes that take new work, by name, with what each has
@@ -331,6 +375,36 @@ func (f *freeNodes) admitted(flt NodeFilter) []bool {
 // groupStatus describes one group; fr is what the nodes that take new
 // work have free.
 func (c *Core) groupStatus(g *group, fr *freeNodes) GroupStatus {
+	st, w := c.groupBase(g)
+	if w.waiting {
+		var admits [][]bool
+		for _, k := range slices.Sorted(maps.Keys(w.filters)) {
+			admits = append(admits, fr.admitted(w.filters[k]))
+		}
+		for i := range fr.nodes {
+			if !w.anyNode && !slices.ContainsFunc(admits, func(a []bool) bool { return a[i] }) {
+				continue
+			}
+			st.Eligible++
+			st.Free = st.Free.plus(fr.free[i])
+			st.LargestFree = st.LargestFree.most(fr.free[i])
+		}
+	}
+	return st
+}
+
+// waitingOn are the nodes a group's waiting pods may use: any node, or
+// those one of the filters admits (by filter key). waiting: some pod
+// waits.
+type waitingOn struct {
+	waiting, anyNode bool
+	filters          map[string]NodeFilter
+}
+
+// groupBase describes one group but for what the nodes have free for its
+// waiting pods (Eligible, Free, LargestFree), which depends on every
+// node: it returns the nodes those pods may use instead.
+func (c *Core) groupBase(g *group) (GroupStatus, waitingOn) {
 	st := GroupStatus{
 		ID: g.id, Phase: g.phase().String(), Reason: g.reason, Priority: g.priority,
 		Pods: len(g.members), Since: g.since, Started: -1, PlannedEnd: -1, ReservedAt: g.reservedAt,
@@ -421,21 +495,7 @@ func (c *Core) groupStatus(g *group, fr *freeNodes) GroupStatus {
 		}
 		st.SmallestPod = st.SmallestPod.least(r)
 	}
-	if len(waiting) > 0 {
-		var admits [][]bool
-		for _, k := range slices.Sorted(maps.Keys(filters)) {
-			admits = append(admits, fr.admitted(filters[k]))
-		}
-		for i := range fr.nodes {
-			if !anyNode && !slices.ContainsFunc(admits, func(a []bool) bool { return a[i] }) {
-				continue
-			}
-			st.Eligible++
-			st.Free = st.Free.plus(fr.free[i])
-			st.LargestFree = st.LargestFree.most(fr.free[i])
-		}
-	}
-	return st
+	return st, waitingOn{waiting: len(waiting) > 0, anyNode: anyNode, filters: filters}
 }
 
 func slotState(s *slot) string {
@@ -458,27 +518,7 @@ func (c *Core) nodeStatuses() []NodeStatus {
 	out := make([]NodeStatus, 0, len(c.nodes))
 	levels := c.levels()
 	for _, n := range c.sortedNodes() {
-		alloc := n.Allocatable
-		if alloc.Pods == 0 {
-			alloc.Pods = DefaultMaxPods
-		}
-		ns := NodeStatus{Name: n.Name, Down: n.Down, Overloaded: c.overloaded[n.Name], Allocatable: alloc}
-		ns.Zone = labelOr(n.Labels, ZoneLabel)
-		if c.cfg.RackLabel != "" {
-			ns.Rack = labelOr(n.Labels, c.cfg.RackLabel)
-		}
-		for _, l := range levels {
-			v := l.value(n)
-			if v == "" {
-				v = UnknownDomain
-			}
-			ns.Domains = append(ns.Domains, v)
-		}
-		for _, uid := range slices.Sorted(maps.Keys(c.foreign[n.Name])) {
-			ns.Foreign = ns.Foreign.plus(onePod(c.foreign[n.Name][uid]))
-		}
-		ns.Allocated = ns.Foreign
-		out = append(out, ns)
+		out = append(out, c.nodeBase(n, levels))
 	}
 	for i := range out {
 		held[out[i].Name] = &out[i]
@@ -503,6 +543,39 @@ func (c *Core) nodeStatuses() []NodeStatus {
 		}
 	}
 	return out
+}
+
+// nodeBase describes a node with the foreign pods on it but none of
+// fluence's (Allocated is Foreign).
+func (c *Core) nodeBase(n *Node, levels []level) NodeStatus {
+	alloc := n.Allocatable
+	if alloc.Pods == 0 {
+		alloc.Pods = DefaultMaxPods
+	}
+	ns := NodeStatus{Name: n.Name, Down: n.Down, Overloaded: c.overloaded[n.Name], Allocatable: alloc}
+	ns.Zone = labelOr(n.Labels, ZoneLabel)
+	if c.cfg.RackLabel != "" {
+		ns.Rack = labelOr(n.Labels, c.cfg.RackLabel)
+	}
+	for _, l := range levels {
+		v := l.value(n)
+		if v == "" {
+			v = UnknownDomain
+		}
+		ns.Domains = append(ns.Domains, v)
+	}
+	ns.Foreign = c.foreignOn(n.Name)
+	ns.Allocated = ns.Foreign
+	return ns
+}
+
+// foreignOn sums the foreign pods on a node (Pods: how many).
+func (c *Core) foreignOn(node string) Resources {
+	var r Resources
+	for _, uid := range slices.Sorted(maps.Keys(c.foreign[node])) {
+		r = r.plus(onePod(c.foreign[node][uid]))
+	}
+	return r
 }
 
 // graphSummary describes the engine's current graph.

@@ -19,6 +19,7 @@ import (
 func (c *Core) touch(g *group) {
 	if g != nil {
 		c.touched[g.id.Key] = true
+		c.markGroup(g)
 		if g.everPlaced {
 			c.review[g.id.Key] = true
 		}
@@ -30,6 +31,9 @@ func (c *Core) touch(g *group) {
 func (c *Core) touchAll() {
 	for key := range c.groups {
 		c.touched[key] = true
+		if c.pub != nil {
+			c.pub.dirtyGroups[key] = true
+		}
 	}
 }
 

@@ -64,6 +64,7 @@ func (c *Core) setReservedAt(g *group, at int64) {
 		return
 	}
 	g.reservedAt = at
+	c.markGroup(g)
 	if at >= 0 {
 		heap.Push(&c.wakes, wake{at: at, kind: wakeReserved, g: g})
 	}
@@ -72,11 +73,13 @@ func (c *Core) setReservedAt(g *group, at int64) {
 // setHoldUntil sets the end of a group's hold and remembers it.
 func (c *Core) setHoldUntil(g *group, at int64) {
 	g.holdUntil = at
+	c.markGroup(g)
 	heap.Push(&c.wakes, wake{at: at, kind: wakeHold, g: g})
 }
 
 // planned remembers a running allocation's planned end (set or moved).
 func (c *Core) planned(g *group, a *alloc) {
+	c.markGroup(g)
 	if a.running && a.dur > 0 {
 		heap.Push(&c.ends, wake{at: a.start + a.dur - 1, kind: wakeEnd, g: g, a: a})
 	}

@@ -63,12 +63,10 @@ func (r *Inspectors) namesLocked() string {
 	return strings.Join(names, ", ")
 }
 
-// view takes the core's snapshot under the plugin's lock; the answers are
-// built from the copy after the lock is released.
+// view reads the core's state as published for this request
+// (Plugin.published): the answer is built without the plugin's lock.
 func (p *Plugin) view() inspect.View {
-	p.mu.Lock()
-	snap := p.core.Snapshot(p.now())
-	p.mu.Unlock()
+	snap := p.published().Snapshot(p.now())
 	return inspect.View{Profile: p.h.ProfileName(), Snapshot: &snap, Clock: inspect.Clock{Start: p.epoch, TicksPerSecond: ticksPerSecond}}
 }
 

@@ -338,6 +338,19 @@ func (p *Plugin) do(f func(now int64)) {
 	p.apply(fx)
 }
 
+// published is the core's state now, for inspection and the gauges. Only
+// bringing the published state up to date takes mu (gang.Core.Publish
+// renders again what changed since it was last asked, not every group and
+// node); readers build their answers from it after mu is released, so an
+// inspection request costs scheduling what changed since the last one,
+// not a scan. Nothing is published unless asked: the scheduling path
+// never pays for it.
+func (p *Plugin) published() *gang.Published {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.core.Publish()
+}
+
 // groupChanged wakes the waiting pods of the groups an object named
 // ns/name defines.
 func (p *Plugin) groupChanged(ns, name string) {
@@ -403,11 +416,13 @@ func (p *Plugin) wake() {
 func (p *Plugin) run(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
+	gauges := true
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			gauges = true
 		case <-p.kick:
 		}
 		if !p.ready() {
@@ -417,8 +432,13 @@ func (p *Plugin) run(ctx context.Context) {
 			start := time.Now()
 			p.core.Tick(now)
 			p.metrics.observeLoopTime(time.Since(start).Seconds())
-			p.metrics.publish(p.core.Stats())
 		})
+		// The gauges once a second, not at every kick: a burst of events
+		// (thousands of nodes arriving) kicks the loop at each.
+		if gauges {
+			gauges = false
+			p.metrics.publish(p.published().Stats())
+		}
 		p.apply(gang.Effects{Activate: p.retry.take()})
 	}
 }

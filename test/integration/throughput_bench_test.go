@@ -1,9 +1,15 @@
 package integration
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +23,10 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"github.com/fluence-sched/fluence/pkg/inspect"
+	"github.com/fluence-sched/fluence/pkg/plugin"
 )
 
 // BenchmarkSchedulingThroughput measures pods bound per second on 1,000
@@ -71,27 +81,43 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 		name       string
 		podsPerSec float64
 	}
-	var results []result
+	pollHz := envInt("FLUENCE_BENCH_POLL_HZ", 10)
+	scheds := []string{"stock", "fluence", "fluence-polled"}
+	if os.Getenv("FLUENCE_BENCH_POLL") == "0" {
+		scheds = scheds[:2]
+	}
+	results := map[string]float64{}
 	for _, shape := range []struct {
 		name  string
 		group int
 	}{{"singles", 1}, {"groups-of-8", 8}} {
-		for _, sched := range []string{"stock", "fluence"} {
+		for _, sched := range scheds {
 			name := sched + "/" + shape.name
 			b.Run(name, func(b *testing.B) {
 				var r throughputResult
 				for range b.N {
-					r = throughputOnce(b, throughputSpec{sched: sched, nodes: nodes, pods: pods, group: shape.group, qps: qps, faults: faults, seed: seed})
+					spec := throughputSpec{sched: sched, nodes: nodes, pods: pods, group: shape.group, qps: qps, faults: faults, seed: seed}
+					if sched == "fluence-polled" {
+						spec.sched, spec.pollHz = "fluence", pollHz
+						if f := os.Getenv("FLUENCE_BENCH_CPUPROFILE"); f != "" {
+							spec.cpuProfile = f + "." + shape.name
+						}
+					}
+					r = throughputOnce(b, spec)
 				}
 				r.report(b)
-				results = append(results, result{name, r.podsPerSec})
+				results[name] = r.podsPerSec
 			})
 		}
-	}
-	if len(results) == 4 {
-		b.Logf("pods/s: stock singles %.0f, fluence singles %.0f (%.2fx); stock groups-of-8 %.0f, fluence groups-of-8 %.0f (per-pod time %.2fx stock's)",
-			results[0].podsPerSec, results[1].podsPerSec, results[1].podsPerSec/results[0].podsPerSec,
-			results[2].podsPerSec, results[3].podsPerSec, results[2].podsPerSec/results[3].podsPerSec)
+		stock, fl, polled := results["stock/"+shape.name], results["fluence/"+shape.name], results["fluence-polled/"+shape.name]
+		switch {
+		case stock > 0 && fl > 0 && polled > 0:
+			b.Logf("pods/s, %s: stock %.0f, fluence %.0f (%.2fx stock), fluence polled at %d/s %.0f (%.3fx unpolled)", shape.name, stock, fl, fl/stock, pollHz, polled, polled/fl)
+		case stock > 0 && fl > 0:
+			b.Logf("pods/s, %s: stock %.0f, fluence %.0f (%.2fx stock)", shape.name, stock, fl, fl/stock)
+		case fl > 0 && polled > 0:
+			b.Logf("pods/s, %s: fluence %.0f, fluence polled at %d/s %.0f (%.3fx unpolled)", shape.name, fl, pollHz, polled, polled/fl)
+		}
 	}
 }
 
@@ -101,6 +127,11 @@ type throughputSpec struct {
 	qps                int // 0: no client rate limit
 	faults             float64
 	seed               uint64
+	// pollHz > 0: serve the inspection API and ask it for the
+	// namespace's groups pollHz times a second while the run lasts;
+	// cpuProfile, if set, is where the run's CPU profile goes.
+	pollHz     int
+	cpuProfile string
 }
 
 type throughputResult struct {
@@ -112,6 +143,11 @@ type throughputResult struct {
 	// spreadP50 and spreadMax: milliseconds between the first and the
 	// last pod of a group seen bound (groups of more than one pod).
 	spreadP50, spreadMax float64
+	// polls answered and their mean latency in milliseconds; pollErr the
+	// first failure.
+	polls   int
+	pollMs  float64
+	pollErr error
 }
 
 func (r throughputResult) report(b *testing.B) {
@@ -133,6 +169,13 @@ func (r throughputResult) report(b *testing.B) {
 	if r.spec.group > 1 {
 		b.ReportMetric(r.spreadP50, "bind-spread-p50-ms")
 		b.ReportMetric(r.spreadMax, "bind-spread-max-ms")
+	}
+	if r.spec.pollHz > 0 {
+		b.ReportMetric(float64(r.polls), "polls")
+		b.ReportMetric(r.pollMs, "poll-ms")
+		if r.pollErr != nil {
+			b.Errorf("polling the inspection API: %v", r.pollErr)
+		}
 	}
 	if r.spec.sched == "fluence" {
 		b.ReportMetric(1e3*r.act.EngineSecs/groups, "engine-ms/group")
@@ -232,9 +275,29 @@ func throughputOnce(b *testing.B, spec throughputSpec) throughputResult {
 	})
 	cache.WaitForCacheSync(c.Ctx.Done(), f.Core().V1().Pods().Informer().HasSynced)
 
+	registry := fluenceRegistry
+	var insp *plugin.Inspectors
+	if spec.pollHz > 0 {
+		insp = plugin.NewInspectors()
+		registry = frameworkruntime.Registry{plugin.Name: plugin.NewWith(plugin.Options{Inspectors: insp}), plugin.QueueSortName: plugin.NewQueueSort}
+	}
+	if spec.cpuProfile != "" {
+		out, err := os.Create(spec.cpuProfile)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(out); err != nil {
+			b.Fatal(err)
+		}
+		defer func() { pprof.StopCPUProfile(); out.Close() }()
+	}
 	before := takeMetrics()
 	b.StartTimer()
-	stop := c.startSchedulerWith(config, fluenceRegistry, opts)
+	stop := c.startSchedulerWith(config, registry, opts)
+	var poll *poller
+	if insp != nil {
+		poll = startPoller(insp, c.NS, spec.pollHz)
+	}
 	// Wait until every pod is bound; give up after a minute without a new
 	// binding (a stranded group never binds) or after 10 minutes.
 	deadline := time.After(10 * time.Minute)
@@ -259,12 +322,21 @@ wait:
 		}
 	}
 	b.StopTimer()
+	if poll != nil {
+		poll.stop()
+	}
 	after := takeMetrics()
 	stop()
 
 	profile := schedName
 	r := throughputResult{spec: spec, act: activity(before, after, profile)}
 	r.faults = injector.summary()
+	if poll != nil {
+		r.polls, r.pollErr = poll.n, poll.err
+		if poll.n > 0 {
+			r.pollMs = 1e3 * poll.total.Seconds() / float64(poll.n)
+		}
+	}
 	mu.Lock()
 	if !last.IsZero() && last.After(first) {
 		r.wall = last.Sub(first).Seconds()
@@ -309,6 +381,72 @@ wait:
 		}
 	}
 	return r
+}
+
+// poller asks an inspection handler for a namespace's groups hz times a
+// second, as `kubectl fluence groups` does: a GET of the group list over
+// HTTP (one answer a second decoded to check it). A slow answer delays
+// the next ask (one at a time, as a user's watch loop).
+type poller struct {
+	done chan struct{}
+	wg   sync.WaitGroup
+	// Written by the polling goroutine, read after stop.
+	n     int
+	total time.Duration
+	err   error
+}
+
+func startPoller(insp *plugin.Inspectors, namespace string, hz int) *poller {
+	srv := httptest.NewServer(insp.Handler(nil))
+	p := &poller{done: make(chan struct{})}
+	url := srv.URL + inspect.Path(inspect.ResourceGroups, namespace, "", "")
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		defer srv.Close()
+		t := time.NewTicker(time.Second / time.Duration(hz))
+		defer t.Stop()
+		for {
+			select {
+			case <-p.done:
+				return
+			case <-t.C:
+			}
+			start := time.Now()
+			res, err := http.Get(url)
+			if err != nil {
+				p.err = cmp.Or(p.err, err)
+				continue
+			}
+			body, err := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode == http.StatusServiceUnavailable {
+				continue // still reading the cluster
+			}
+			if err == nil && res.StatusCode != http.StatusOK {
+				err = fmt.Errorf("%s: %s", res.Status, body)
+			}
+			if err == nil && p.n%hz == 0 {
+				// kubectl decodes every answer, in its own process; here
+				// the decoding would take the CPU the scheduler shares
+				// with the poller, so one answer a second is checked.
+				var list inspect.GroupList
+				err = json.Unmarshal(body, &list)
+			}
+			if err != nil {
+				p.err = cmp.Or(p.err, err)
+				continue
+			}
+			p.n++
+			p.total += time.Since(start)
+		}
+	}()
+	return p
+}
+
+func (p *poller) stop() {
+	close(p.done)
+	p.wg.Wait()
 }
 
 // parallel runs fn(0..n-1) on w goroutines.

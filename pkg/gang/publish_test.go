@@ -1,0 +1,51 @@
+package gang
+
+import (
+	"fmt"
+	"reflect"
+)
+
+// checkPublished publishes and compares what a reader of the published
+// state sees with Snapshot and Stats, which scan the core: they must be
+// the same after every step.
+func checkPublished(c *Core, now int64) error {
+	pub := c.Publish()
+	got, want := pub.Snapshot(now), c.Snapshot(now)
+	got.format, want.format = nil, nil
+	if !reflect.DeepEqual(got, want) {
+		return fmt.Errorf("the published snapshot differs from Snapshot: %s", snapshotDiff(got, want))
+	}
+	if gs, ws := pub.Stats(), c.Stats(); !reflect.DeepEqual(gs, ws) {
+		return fmt.Errorf("the published stats differ from Stats:\npublished %+v\nscanned   %+v", gs, ws)
+	}
+	return nil
+}
+
+// snapshotDiff names the first part of two snapshots that differs.
+func snapshotDiff(got, want Snapshot) string {
+	if len(got.Groups) != len(want.Groups) {
+		return fmt.Sprintf("%d groups published, %d scanned", len(got.Groups), len(want.Groups))
+	}
+	for i := range got.Groups {
+		if !reflect.DeepEqual(got.Groups[i], want.Groups[i]) {
+			return fmt.Sprintf("group\npublished %+v\nscanned   %+v", got.Groups[i], want.Groups[i])
+		}
+	}
+	if len(got.Nodes) != len(want.Nodes) {
+		return fmt.Sprintf("%d nodes published, %d scanned", len(got.Nodes), len(want.Nodes))
+	}
+	for i := range got.Nodes {
+		if !reflect.DeepEqual(got.Nodes[i], want.Nodes[i]) {
+			return fmt.Sprintf("node\npublished %+v\nscanned   %+v", got.Nodes[i], want.Nodes[i])
+		}
+	}
+	if !reflect.DeepEqual(got.Queue, want.Queue) {
+		return fmt.Sprintf("queue\npublished %+v\nscanned   %+v", got.Queue, want.Queue)
+	}
+	if !reflect.DeepEqual(got.Graph, want.Graph) {
+		return fmt.Sprintf("graph\npublished %+v\nscanned   %+v", got.Graph, want.Graph)
+	}
+	got.Groups, got.Nodes, got.Queue, got.Graph = nil, nil, nil, GraphSummary{}
+	want.Groups, want.Nodes, want.Queue, want.Graph = nil, nil, nil, GraphSummary{}
+	return fmt.Sprintf("\npublished %+v\nscanned   %+v", got, want)
+}
