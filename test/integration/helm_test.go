@@ -97,6 +97,14 @@ func TestHelmChart(t *testing.T) {
 			{[]string{"affinity.podAntiAfinity.x=1"}, "podAntiAfinity"},
 			{[]string{"podDisruptionBudget.maxUnavailable=0"}, "/podDisruptionBudget/maxUnavailable"},
 			{[]string{"antiAffinity=always"}, "/antiAffinity"},
+			{[]string{"metrics.serviceMonitor.enabled=true", "metrics.service=false"}, "the ServiceMonitor scrapes the metrics Service"},
+			{[]string{"metrics.serviceMonitor.intervall=1m"}, "intervall"},
+			{[]string{"metrics.serviceMonitor.interval=often"}, "/metrics/serviceMonitor/interval"},
+			{[]string{"metrics.prometheusRule.enabled=maybe"}, "/metrics/prometheusRule/enabled"},
+			{[]string{"metrics.prometheusRule.groupWait.quantile=2"}, "/metrics/prometheusRule/groupWait/quantile"},
+			{[]string{"metrics.prometheusRule.groupWait.seconds=0"}, "/metrics/prometheusRule/groupWait/seconds"},
+			{[]string{"metrics.prometheusRule.bindFailures.for=soon"}, "/metrics/prometheusRule/bindFailures/for"},
+			{[]string{"metrics.prometheusRule.down.after=5m"}, "after"},
 		} {
 			args := []string{"template", releaseName, chartDir}
 			for _, s := range tc.set {
@@ -110,6 +118,7 @@ func TestHelmChart(t *testing.T) {
 	})
 
 	t.Run("replicas", func(t *testing.T) { checkChartReplicas(t, helm) })
+	t.Run("monitoring", func(t *testing.T) { checkChartMonitoring(t, helm) })
 	objs := renderChart(t, helm)
 	deployment := findObject(t, objs, "Deployment", releaseName)
 	configMap := findObject(t, objs, "ConfigMap", releaseName+"-config")
@@ -218,6 +227,8 @@ func TestHelmChart(t *testing.T) {
 			t.Errorf("the dashboard queries %s, which /metrics does not serve", name)
 		}
 	}
+	// And every metric its alerting rules query.
+	checkRulesServed(t, helm, body)
 	if code, _ := httpsGet(t, base+"/metrics", ""); code == http.StatusOK {
 		t.Errorf("GET /metrics without credentials: %d, want it refused", code)
 	}

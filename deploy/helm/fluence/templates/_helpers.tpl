@@ -45,6 +45,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- if and .Values.plugin.rackLabel .Values.plugin.topologyLevels -}}
 {{- fail "plugin.rackLabel and plugin.topologyLevels are both set: give one (rackLabel builds the zone and rack levels; list the rack label in topologyLevels instead)" -}}
 {{- end -}}
+{{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.service) -}}
+{{- fail "metrics.serviceMonitor.enabled is true but metrics.service is false: the ServiceMonitor scrapes the metrics Service" -}}
+{{- end -}}
 {{- if eq .Values.schedulerName "default-scheduler" -}}
 {{- fail "schedulerName must not be default-scheduler: fluence runs beside the stock scheduler, under its own name" -}}
 {{- end -}}
