@@ -9,6 +9,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // guideCheck is what a guide's command must print, beyond succeeding.
@@ -30,6 +37,29 @@ var guideChecks = []guideCheck{
 	{"kubectl describe pod huge-0", `cannot be placed on this cluster`},
 	{"kubectl fluence explain dedicated", `^Nodes:\s+node-[4-7](, node-[4-7])*$`},
 	{"kubectl get pod stock -o jsonpath='{.spec.nodeName}'", `^node-[0-3]$`},
+	{"kubectl get podgroups.scheduling.x-k8s.io heat", `^heat\s+Running\s+4\s+4\s+4\s`},
+	{"kubectl fluence explain heat", `^Source:\s+podgroup$(?s:.*)^State:\s+placed$`},
+	{"kubectl fluence explain wide", `^State:\s+rejected$(?s:.*)spec\.minResources for more than all the nodes offer: cpu 64000m, the nodes have 32000m allocatable in all`},
+	{"kubectl fluence explain volcano-podgroup:ocean", `^Source:\s+volcano-podgroup$(?s:.*)^State:\s+placed$`},
+	{"kubectl get events --field-selector reason=FluenceUnsupported", `pod group default/volcano-podgroup:ocean asks for Volcano's spec\.minResources, spec\.queue`},
+	{"kubectl get pods -l job-name=ranks", `No resources found`},
+	{"kubectl fluence explain job:ranks", `^State:\s+placed$`},
+	{"kubectl fluence explain sweep", `^State:\s+gathering$(?s:.*)1 of 3 exist(?s:.*)2 more exist but wait for their scheduling gates`},
+	{"kubectl fluence groups -n default", `^sweep\s+placed\s+3\s+3\s+3\s+3\s`},
+}
+
+// guideSetups give a page what its cluster has and fluence up lacks,
+// before the page's commands run; the page says what it needs. Each runs
+// with the page's test and undoes itself when the page is done.
+var guideSetups = map[string]func(t *testing.T, kubeconfig string){
+	// Volcano's PodGroup CRD, which a cluster gets with Volcano: a stand-in
+	// of its group, version and kind (volcanoPodGroupCRD), installed after
+	// the scheduler started, which finds it through discovery.
+	"migrate-from-volcano.md": func(t *testing.T, kubeconfig string) {
+		c := upCluster(t, kubeconfig)
+		c.installWorkloadCRD(volcanoPodGroupCRD)
+		t.Cleanup(func() { deleteCRD(t, c, volcanoPodGroupCRD) })
+	},
 }
 
 // The task guides as a reader follows them: every kubectl command of
@@ -65,6 +95,9 @@ func TestTaskGuides(t *testing.T) {
 		t.Run(filepath.Base(guide), func(t *testing.T) {
 			if len(cmds) == 0 {
 				t.Fatalf("%s shows no kubectl command", guide)
+			}
+			if setup := guideSetups[filepath.Base(guide)]; setup != nil {
+				setup(t, ready["kubeconfig"])
 			}
 			for _, line := range cmds {
 				out := runGuideCommand(t, env, line)
@@ -117,4 +150,38 @@ func kubectlBinary(t *testing.T) string {
 		t.Fatalf("go tool -n kubectl: %v\n%s", err, stderr)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// upCluster is a cluster handle on fluence up's API server, in the
+// namespace the guides use; its context ends with t.
+func upCluster(t *testing.T, kubeconfig string) *cluster {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatalf("fluence up's kubeconfig: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return &cluster{t: t, Ctx: ctx, Client: kubernetes.NewForConfigOrDie(cfg), Config: cfg, NS: metav1.NamespaceDefault}
+}
+
+// deleteCRD deletes a CRD installWorkloadCRD installed and waits until it
+// is gone, so that the pages after it find the cluster as fluence up made it.
+func deleteCRD(t *testing.T, c *cluster, w workloadCRD) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	crds := apiextensionsclient.NewForConfigOrDie(c.Config).ApiextensionsV1().CustomResourceDefinitions()
+	name := w.gvr.Resource + "." + w.gvr.Group
+	if err := crds.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		t.Errorf("deleting the CRD %s: %v", name, err)
+		return
+	}
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := crds.Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		t.Errorf("the CRD %s is still there after a minute", name)
+	}
 }
