@@ -31,10 +31,12 @@ import (
 //     group is told so once (GroupID.Unsupported).
 //   - spec.scheduleTimeoutSeconds, how long the group's reserved pods wait
 //     at Permit (GroupID.PermitTimeout), in place of the plugin's
-//     permitTimeout. Coscheduling would wait 0 s for 0 (a group that can
-//     only start if all its pods reach Permit at once) and the API server
-//     accepts any int32; fluence refuses a value below 1 as an error
-//     naming the PodGroup rather than guess.
+//     permitTimeout. 0 is read as unset: the MPI Operator writes 0 into
+//     every PodGroup whose MPIJob asks no timeout, and the Kubeflow
+//     Training Operator documents 0 as its default, while coscheduling
+//     would wait 0 s (a group could start only if all its pods reached
+//     Permit at once), which no one asks on purpose. A negative value,
+//     which the API server accepts, is an error naming the PodGroup.
 //
 // Any other field of the spec is coscheduling's own and not read.
 
@@ -42,13 +44,13 @@ import (
 // the PodGroup key into id. A malformed value is an error naming the
 // PodGroup and the field; it does not pass by itself.
 func (s *resolution) podGroupSpec(pg *unstructured.Unstructured, key string, id *gang.GroupID) error {
-	t, found, err := nestedInt(pg.Object, "spec", "scheduleTimeoutSeconds")
+	t, _, err := nestedInt(pg.Object, "spec", "scheduleTimeoutSeconds")
 	switch {
 	case err != nil:
 		return s.fail(false, "PodGroup %s: spec.scheduleTimeoutSeconds %v", key, err)
-	case found && t < 1:
-		return s.fail(false, "PodGroup %s: spec.scheduleTimeoutSeconds %d is not a positive number of seconds", key, t)
-	case found:
+	case t < 0:
+		return s.fail(false, "PodGroup %s: spec.scheduleTimeoutSeconds %d is negative", key, t)
+	case t > 0:
 		id.PermitTimeout = t
 	}
 	raw, _, _ := unstructured.NestedFieldNoCopy(pg.Object, "spec", "minResources")

@@ -15,8 +15,9 @@ import (
 // minimum (cpu in millicores, memory in bytes, pods, GPUs summed over the
 // names counted as GPUs), resources fluence does not count are named as
 // not checked, and spec.scheduleTimeoutSeconds becomes the group's Permit
-// wait. A malformed value is an error naming the PodGroup and the field,
-// not retried: it does not pass by itself.
+// wait, 0 leaving the scheduler's (the MPI Operator writes 0 when the
+// MPIJob asks none). A malformed value is an error naming the PodGroup
+// and the field, not retried: it does not pass by itself.
 func TestResolvePodGroupSpec(t *testing.T) {
 	const label = "scheduling.x-k8s.io/pod-group"
 	spec := func(fields map[string]any) map[string]any {
@@ -104,14 +105,16 @@ func TestResolvePodGroupSpec(t *testing.T) {
 			err:  "PodGroup ns1/pg: spec.minResources is not a map of resource names to quantities",
 		},
 		{
-			name: "zero timeout",
-			spec: spec(map[string]any{"scheduleTimeoutSeconds": int64(0)}),
-			err:  "PodGroup ns1/pg: spec.scheduleTimeoutSeconds 0 is not a positive number of seconds",
+			// What the MPI Operator writes when the MPIJob asks no timeout.
+			name:    "zero timeout: the scheduler's",
+			spec:    spec(map[string]any{"scheduleTimeoutSeconds": int64(0), "minResources": map[string]any{"cpu": "2"}}),
+			min:     gang.Resources{MilliCPU: 2000},
+			timeout: 0,
 		},
 		{
 			name: "negative timeout",
 			spec: spec(map[string]any{"scheduleTimeoutSeconds": int64(-5)}),
-			err:  "PodGroup ns1/pg: spec.scheduleTimeoutSeconds -5 is not a positive number of seconds",
+			err:  "PodGroup ns1/pg: spec.scheduleTimeoutSeconds -5 is negative",
 		},
 		{
 			name: "timeout not an integer",
@@ -150,7 +153,7 @@ func TestResolvePodGroupSpec(t *testing.T) {
 // so neither its minimum nor its timeout applies, nor a malformed one.
 func TestResolvePodGroupSpecWithSizeLabel(t *testing.T) {
 	pg := unstructuredObj("scheduling.x-k8s.io/v1alpha1", "PodGroup", "pg", map[string]any{
-		"minMember": int64(2), "scheduleTimeoutSeconds": int64(0), "minResources": map[string]any{"cpu": "100"},
+		"minMember": int64(2), "scheduleTimeoutSeconds": int64(-1), "minResources": map[string]any{"cpu": "100"},
 	})
 	custom, _ := customResources(t, fakeDiscovery(watched...), pg)
 	r := NewResolver(Sources{Custom: custom})

@@ -25,7 +25,9 @@ import (
 //     FluenceGroupRejected events on its pods and on the PodGroup; a
 //     minimum within that total is placed, and a resource fluence does not
 //     count is named in a FluenceUnsupported event;
-//   - spec.scheduleTimeoutSeconds 0 is refused, naming the PodGroup;
+//   - spec.scheduleTimeoutSeconds 0, which the MPI Operator writes when an
+//     MPIJob asks no timeout, leaves the plugin's permitTimeout (the group
+//     binds); a negative one is refused, naming the PodGroup;
 //   - spec.scheduleTimeoutSeconds bounds the group's wait at Permit in
 //     place of the plugin's permitTimeout (5 minutes here): a group one of
 //     whose pods never reaches Permit has its reserved pods released when
@@ -55,20 +57,21 @@ func TestCoschedulingPodGroupFields(t *testing.T) {
 	// Minimum resources: 100 CPUs asked of 8.
 	c.createPodGroupSpec("too-big", map[string]any{"minMember": int64(2), "minResources": map[string]any{"cpu": "100", "memory": "1Gi"}})
 	c.createPodGroupSpec("fits", map[string]any{"minMember": int64(2), "minResources": map[string]any{"cpu": "4", "ephemeral-storage": "1Gi"}})
-	c.createPodGroupSpec("zero-wait", map[string]any{"minMember": int64(1), "scheduleTimeoutSeconds": int64(0)})
+	c.createPodGroupSpec("zero-wait", map[string]any{"minMember": int64(2), "scheduleTimeoutSeconds": int64(0)})
+	c.createPodGroupSpec("negative-wait", map[string]any{"minMember": int64(1), "scheduleTimeoutSeconds": int64(-1)})
 	tooBig, fits := podGroupMembers("too-big", 2, "1"), podGroupMembers("fits", 2, "1")
-	zero := podGroupMembers("zero-wait", 1, "1")
-	c.createPods(append(append(tooBig, fits...), zero...)...)
+	zero, negative := podGroupMembers("zero-wait", 2, "1"), podGroupMembers("negative-wait", 1, "1")
+	c.createPods(append(append(append(tooBig, fits...), zero...), negative...)...)
 	const why = "PodGroup fluence-test/too-big asks in spec.minResources for more than all the nodes offer: cpu 100000m, the nodes have 8000m allocatable in all"
 	if cond := c.podGroupCondition("too-big", "False"); !strings.Contains(cond, why) {
 		t.Errorf("too-big's condition does not say what is short: %s", cond)
 	}
 	c.waitForEvent(30*time.Second, "too-big-0", "FluenceGroupRejected", why)
 	c.waitForEvent(30*time.Second, "too-big", "FluenceGroupRejected", why) // on the PodGroup
-	c.waitForPodPhase(30*time.Second, corev1.PodSucceeded, names(fits)...)
+	c.waitForPodPhase(30*time.Second, corev1.PodSucceeded, append(names(fits), names(zero)...)...)
 	c.waitForEvent(30*time.Second, "", "FluenceUnsupported", "ephemeral-storage in spec.minResources (not checked")
-	c.waitForEvent(30*time.Second, "zero-wait-0", "FluenceInvalidGroup", "PodGroup fluence-test/zero-wait: spec.scheduleTimeoutSeconds 0 is not a positive number of seconds")
-	if n := c.boundCount(append(names(tooBig), names(zero)...)...); n != 0 {
+	c.waitForEvent(30*time.Second, "negative-wait-0", "FluenceInvalidGroup", "PodGroup fluence-test/negative-wait: spec.scheduleTimeoutSeconds -1 is negative")
+	if n := c.boundCount(append(names(tooBig), names(negative)...)...); n != 0 {
 		t.Errorf("%d pods of rejected or invalid groups bound", n)
 	}
 
