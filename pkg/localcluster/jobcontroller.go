@@ -32,10 +32,16 @@ func startJobController(ctx context.Context, cfg *rest.Config, wg *sync.WaitGrou
 	if err != nil {
 		return fmt.Errorf("job controller: %w", err)
 	}
+	runWithInformers(ctx, wg, factory, func() { ctrl.Run(ctx, 5) })
+	return nil
+}
+
+// runWithInformers starts a controller's informers and runs it until ctx
+// ends, then stops the informers.
+func runWithInformers(ctx context.Context, wg *sync.WaitGroup, factory informers.SharedInformerFactory, run func()) {
 	factory.Start(ctx.Done())
 	wg.Go(func() {
-		ctrl.Run(ctx, 5)
+		run()
 		factory.Shutdown()
 	})
-	return nil
 }

@@ -33,10 +33,6 @@ func startPodGroupProtection(ctx context.Context, cfg *rest.Config, wg *sync.Wai
 	if err != nil {
 		return fmt.Errorf("podgroup protection controller: %w", err)
 	}
-	factory.Start(ctx.Done())
-	wg.Go(func() {
-		ctrl.Run(ctx, 1)
-		factory.Shutdown()
-	})
+	runWithInformers(ctx, wg, factory, func() { ctrl.Run(ctx, 1) })
 	return nil
 }
