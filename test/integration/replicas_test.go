@@ -120,6 +120,9 @@ func TestReplicas(t *testing.T) {
 	killedAt := <-killed
 	<-a.proc.exited
 	b.waitLeading(t, time.Minute)
+	// The failover time docs/scheduler.md quotes: bounded by the lease
+	// duration (4 s here) and the retry period (1 s).
+	t.Logf("failover: the standby leads %.1f s after the leader was killed", time.Since(killedAt).Seconds())
 	if _, err := c.waitPodsBound(2*time.Minute, streamPods, metav1.ListOptions{LabelSelector: phaseLabel + "=b"}, nil); err != nil {
 		t.Errorf("not every pod of the stream is bound after the takeover: %v", err)
 	}
@@ -143,6 +146,7 @@ func TestReplicas(t *testing.T) {
 	}
 	handedAt := time.Now()
 	third.waitLeading(t, time.Minute)
+	t.Logf("handover: the standby leads %.1f s after the leader stopped on SIGTERM", time.Since(handedAt).Seconds())
 	var last []*corev1.Pod
 	for i := range 3 {
 		last = append(last, withPhase("c", groupPods(fmt.Sprintf("c%d", i), 3, "1", time.Second, 5*time.Second))...)
