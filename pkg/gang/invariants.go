@@ -304,6 +304,12 @@ func (c *Core) checkLoad(bad func(string, ...any)) {
 		if _, ok := c.nodes[node]; !ok || len(c.foreign[node]) == 0 {
 			continue // counted once the node is: the rebuild places them
 		}
+		if _, inGraph := c.vertexOf[node]; !inGraph {
+			// A new node waiting outside the graph (arrivals.go): its
+			// load is placed, and an overload marked, when it joins;
+			// nothing of this scheduler's goes there before.
+			continue
+		}
 		sh := ShapeOf(foreignLoad(c.foreign[node]))
 		l := at(node)
 		// One pod place for all of them, as the engine's foreign job takes.
