@@ -97,8 +97,9 @@ bench-topology-5k:
 # table); SCHEDPERF_ARGS: the harness's flags (-data-items-dir DIR -perf-cpuprofile).
 # bench-schedperf-small: 200 nodes, the plumbing (about 3 minutes).
 # bench-schedperf: 5,000 nodes, upstream's three 3-pod-gang workloads, groups
-# of 64 and a mix of groups of 8 with lone pods (over an hour on 2 cores:
-# fluence binds about 10 pods/s here while it digests the 5,000 new nodes).
+# of 64 and a mix of groups of 8 with lone pods (about an hour on 2 cores,
+# mostly the in-tree and stock variants: upstream's three workloads alone took
+# 21 minutes, docs/design/009).
 # bench-schedperf-8: 5,000 nodes, groups of 8, three times each.
 # bench-schedperf-15k: 15,000 nodes, groups of 3, 8 and 64 and the mix.
 SCHEDPERF = $(GO) test -tags schedperf ./test/schedperf -run '^$$' -bench BenchmarkReference -benchtime 1x
