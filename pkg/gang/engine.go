@@ -49,6 +49,9 @@ func (c *Core) ensureEngine() bool {
 	for _, v := range g.ByType(nodeType) {
 		c.vertexOf[g.Vertex(v).Name] = v
 	}
+	for _, node := range slices.Sorted(maps.Keys(c.overloaded)) {
+		c.markNode(node, true) // published as overloaded: rendered again
+	}
 	c.overloaded = map[string]bool{}
 	c.foreignJob = map[string]int64{}
 	c.unplaced = nil
