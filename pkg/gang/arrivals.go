@@ -22,11 +22,13 @@ func (c *Core) arrival() bool {
 	if c.m == nil || c.dirty {
 		return false // a rebuild is due anyway: the node joins it
 	}
-	if c.now >= c.builtAt+c.cfg.TicksPerSecond {
+	if c.now >= c.builtAt+c.cfg.TicksPerSecond && !c.cfg.BuildOutside {
 		return false // the first arrival after a quiet second joins at once
 	}
 	if c.arrivals == 0 {
-		c.arriveAt = c.builtAt + c.cfg.TicksPerSecond
+		// Built outside, the first arrival after a quiet second is
+		// due at once: the caller builds while the core goes on.
+		c.arriveAt = max(c.now, c.builtAt+c.cfg.TicksPerSecond)
 	}
 	c.arrivals++
 	return true

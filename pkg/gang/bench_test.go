@@ -11,8 +11,13 @@ import (
 // group of 8 placed on every 10th node so a rebuild has something to
 // replay.
 func benchCore(b *testing.B, n int) *Core {
+	return benchCoreWith(b, n, Config{})
+}
+
+// benchCoreWith is benchCore with cfg's BuildOutside.
+func benchCoreWith(b *testing.B, n int, cfg Config) *Core {
 	b.Helper()
-	c, err := New(Config{Queue: queue.Config{Policy: queue.Easy}, RunID: "bench"})
+	c, err := New(Config{Queue: queue.Config{Policy: queue.Easy}, RunID: "bench", BuildOutside: cfg.BuildOutside})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -205,6 +210,48 @@ func BenchmarkNodeArrivals(b *testing.B) {
 				b.Fatalf("%d pods not placed", fw.Pending())
 			}
 			b.ReportMetric(float64(c.graphGen-rebuilds)/float64(b.N), "rebuilds/op")
+		})
+	}
+}
+
+// BenchmarkGraphUnderLock is how long a new node's graph holds the
+// caller's lock at 5,000 nodes with 500 groups of 8 placed: built and
+// installed under it (the core rebuilding by itself, the baseline), or
+// built outside it (prebuild.go) with only the install, which replays the
+// allocations, under it. Each iteration adds a node a second after the
+// last graph; the timer runs only for what the lock covers.
+func BenchmarkGraphUnderLock(b *testing.B) {
+	for _, outside := range []bool{false, true} {
+		name := "inline-baseline"
+		if outside {
+			name = "built-outside"
+		}
+		b.Run(name, func(b *testing.B) {
+			c := benchCoreWith(b, 5000, Config{BuildOutside: outside})
+			rebuilds := c.graphGen
+			b.ResetTimer()
+			for i := range b.N {
+				now := int64(2 * (i + 1))
+				c.NodeSet(benchNode(5000+i, false), now)
+				if !outside {
+					c.Tick(now + 1)
+					c.Ready()
+					continue
+				}
+				b.StopTimer()
+				plan := c.PlanGraph(now + 1)
+				built := plan.Build()
+				b.StartTimer()
+				if !c.InstallGraph(built, now+1) {
+					b.Fatal("the graph was not installed")
+				}
+				c.Tick(now + 1)
+				c.Ready()
+			}
+			b.StopTimer()
+			if got := c.graphGen - rebuilds; got != int64(b.N) {
+				b.Fatalf("%d graphs for %d arrivals", got, b.N)
+			}
 		})
 	}
 }

@@ -46,6 +46,10 @@ type Config struct {
 	// Observe, if set, is told how each queue loop went; it must not call
 	// back into the core.
 	Observe func(LoopStats)
+	// BuildOutside: nodes that arrive wait outside the graph until the
+	// caller installs a graph it built outside its lock (prebuild.go);
+	// false: the core rebuilds by itself when their time comes.
+	BuildOutside bool
 }
 
 // LoopStats describe one queue loop.
@@ -70,6 +74,11 @@ type Core struct {
 	// (a node added, removed or relabelled, its taints): queued requests
 	// made at an older generation are rebuilt.
 	nodeGen int64
+	// shapeGen counts the node changes a graph must be rebuilt for (a
+	// node removed, resized or moved between domains; a node added
+	// without waiting): a graph planned before one is refused at install
+	// (prebuild.go).
+	shapeGen int64
 	// graphGen counts graph rebuilds; builtAt is the time of the last.
 	graphGen int64
 	builtAt  int64

@@ -17,38 +17,32 @@ import (
 // their nodes, foreign pods at theirs, and the queued requests in their
 // order. It reports whether there is an engine to decide with.
 func (c *Core) ensureEngine() bool {
-	if !c.dirty && c.m != nil && !c.arrivalsDue() {
+	if !c.rebuildDue() {
 		return true
 	}
 	if len(c.nodes) == 0 {
 		return false
 	}
-	// On failure the old picture is kept (NodeSet validated what it
-	// could) and the failure is reported; the next event tries again.
-	g, err := c.buildGraph()
-	if err != nil {
-		c.fail("build-graph", "", err)
+	b := c.planGraph().Build()
+	if b.err != nil {
+		// On failure the old picture is kept (NodeSet validated what it
+		// could) and the failure is reported; the next event tries again.
+		c.fail(b.op, "", b.err)
 		return c.m != nil
 	}
-	m, err := match.New(g, match.Options{Policy: c.cfg.MatchPolicy, TightDomains: c.cfg.DomainOrder == DomainTightest, ExactDomains: true})
-	if err != nil {
-		c.fail("new-matcher", "", err)
-		return c.m != nil
-	}
-	q, err := queue.New(m, c.cfg.Queue)
-	if err != nil {
-		c.fail("new-queue", "", err)
-		return c.m != nil
-	}
+	c.install(b)
+	return true
+}
+
+// install takes a built graph as the engine's and replays on it
+// everything that holds resources.
+func (c *Core) install(b *BuiltGraph) {
+	m, q := b.m, b.q
 	c.dirty = false
 	c.graphGen++
 	c.touchAll()
 	c.m, c.q = m, q
-	c.vertexOf = map[string]int32{}
-	nodeType, _ := g.LookupType("node")
-	for _, v := range g.ByType(nodeType) {
-		c.vertexOf[g.Vertex(v).Name] = v
-	}
+	c.vertexOf = b.vertexOf
 	for _, node := range slices.Sorted(maps.Keys(c.overloaded)) {
 		c.markNode(node, true) // published as overloaded: rendered again
 	}
@@ -86,7 +80,6 @@ func (c *Core) ensureEngine() bool {
 		}
 	}
 	c.arrived()
-	return true
 }
 
 // replay commits a running allocation on a fresh graph at its nodes. Slots
@@ -488,7 +481,7 @@ func (c *Core) checkEarly(g *group, free []*Pod, need int) {
 // overrunning allocations are extended.
 func (c *Core) Tick(now int64) {
 	c.advance(now)
-	if c.m != nil && !c.dirty && !c.arrivalsDue() && c.q.Waiting() == 0 && !c.holdEnded() && !c.waitingGroups() {
+	if !c.rebuildDue() && c.q.Waiting() == 0 && !c.holdEnded() && !c.waitingGroups() {
 		return
 	}
 	if !c.ensureEngine() {

@@ -89,12 +89,19 @@ type fuzzer struct {
 	// foreign pods made so far (their UIDs are never reused).
 	foreign int
 	trace   []string
+	// plan: a graph plan taken at the last Tick, installed at the next
+	// (BuildOutside).
+	plan *GraphPlan
 }
 
 func newFuzzer(t *testing.T, data []byte) *fuzzer {
 	fz := &fuzzer{t: t, data: data}
 	n := 2 + int(fz.byte())%5
-	cfg := Config{Queue: queue.Config{Policy: fuzzPolicies[int(fz.byte())%len(fuzzPolicies)]}, RunID: "fuzz", DefaultDuration: 60}
+	pb := fz.byte()
+	// The policy byte's top bit, unused by the policy: new nodes join
+	// graphs built outside (plan at one Tick, install at the next, with
+	// whatever happened between).
+	cfg := Config{Queue: queue.Config{Policy: fuzzPolicies[int(pb)%len(fuzzPolicies)]}, RunID: "fuzz", DefaultDuration: 60, BuildOutside: pb&0x80 != 0}
 	if b := fz.byte(); b%2 == 1 {
 		cfg.RackLabel = "rack"
 	} else if b&2 != 0 {
@@ -329,6 +336,14 @@ func (fz *fuzzer) step() {
 		fz.do("NodeRemoved "+fz.nodes[i].Name, func() { c.NodeRemoved(fz.nodes[i].Name, fz.now) })
 	case 12: // time passes; the periodic loop
 		fz.now += int64(fz.byte()) * int64(1+fz.pick(100))
+		if fz.plan != nil {
+			b := fz.plan.Build()
+			fz.plan = nil
+			fz.do("InstallGraph", func() { c.InstallGraph(b, fz.now) })
+		}
+		if c.cfg.BuildOutside {
+			fz.do("PlanGraph", func() { fz.plan = c.PlanGraph(fz.now) })
+		}
 		fz.do(fmt.Sprintf("Tick %d", fz.now), func() { c.Tick(fz.now) })
 	case 13: // the group's object changed
 		id := fz.ids[p.group]

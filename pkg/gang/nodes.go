@@ -25,6 +25,7 @@ func (c *Core) NodeSet(n Node, now int64) {
 	if old == nil || old.Allocatable != n.Allocatable || c.m == nil || c.moved(old, &n) {
 		c.markNode(n.Name, true)
 		c.dirty = true
+		c.shapeGen++
 		c.nodeGen++
 		c.nodesChanged()
 		return
@@ -65,6 +66,7 @@ func (c *Core) NodeRemoved(name string, now int64) {
 	delete(c.nodes, name)
 	c.markNode(name, true)
 	c.dirty = true
+	c.shapeGen++
 	c.nodeGen++
 	c.nodesChanged()
 }

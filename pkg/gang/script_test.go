@@ -66,6 +66,9 @@ type script struct {
 	// pod anti-affinity on the hostname), which the framework's filter
 	// enforces and the engine does not know.
 	apart map[string]bool
+	// plan: a graph plan taken by "plan", built and installed by
+	// "install" (prebuild.go).
+	plan *GraphPlan
 }
 
 func runScript(t *testing.T, file string) string {
@@ -165,6 +168,9 @@ func (s *script) exec(f []string) error {
 		}
 		if r, ok := args["rack"]; ok {
 			s.cfg.RackLabel = r
+		}
+		if o, ok := args["outside"]; ok { // new nodes join a graph built outside (plan, install)
+			s.cfg.BuildOutside = o == "true"
 		}
 		if pr, ok := args["preempt"]; ok { // after[:min-runtime[:timeout]], seconds
 			v := strings.Split(pr, ":")
@@ -291,6 +297,24 @@ func (s *script) exec(f []string) error {
 			Requests: Resources{MilliCPU: milli(args["cpu"]), MemoryBytes: bytes(args["mem"])}}
 		s.pods[f[1]] = p
 		s.core.PodSeen(*p, s.now)
+	case "plan":
+		// plan: take a plan for a graph with the waiting nodes, as the
+		// scheduler does under its lock.
+		s.plan = s.core.PlanGraph(s.now)
+		if s.plan == nil {
+			fmt.Fprintf(&s.out, "  no plan\n")
+			break
+		}
+		fmt.Fprintf(&s.out, "  plan of %d nodes\n", len(s.plan.nodes))
+	case "install":
+		// install: build the plan taken last (as the scheduler does
+		// outside its lock) and install it.
+		if s.plan == nil {
+			return fmt.Errorf("no plan to install")
+		}
+		ok := s.core.InstallGraph(s.plan.Build(), s.now)
+		s.plan = nil
+		fmt.Fprintf(&s.out, "  installed: %v\n", ok)
 	case "run":
 		s.run(false)
 	case "tick":

@@ -301,6 +301,9 @@ func newPlugin(cfg Config, h fwk.Handle, clk clock.PassiveClock, log klog.Logger
 			return p.epoch.Add(time.Duration(t) * time.Millisecond).UTC().Format(time.RFC3339)
 		},
 		Observe: p.metrics.observeLoop,
+		// New nodes join graphs the loop builds outside mu (prebuild):
+		// scheduling cycles do not wait for a build.
+		BuildOutside: true,
 	})
 	if err != nil {
 		return nil, err
@@ -428,6 +431,7 @@ func (p *Plugin) run(ctx context.Context) {
 		if !p.ready() {
 			continue
 		}
+		p.prebuild()
 		p.do(func(now int64) {
 			start := time.Now()
 			p.core.Tick(now)
@@ -441,6 +445,22 @@ func (p *Plugin) run(ctx context.Context) {
 		}
 		p.apply(gang.Effects{Activate: p.retry.take()})
 	}
+}
+
+// prebuild builds the graph arriving nodes wait for outside mu, so that
+// no scheduling cycle waits for a build (gang.Core.PlanGraph); only the
+// install, which replays what holds resources, takes mu. A graph the
+// node set moved past while it was built is dropped; the next pass plans
+// again.
+func (p *Plugin) prebuild() {
+	p.mu.Lock()
+	plan := p.core.PlanGraph(p.now())
+	p.mu.Unlock()
+	if plan == nil {
+		return
+	}
+	b := plan.Build()
+	p.do(func(now int64) { p.core.InstallGraph(b, now) })
 }
 
 // apply makes the framework calls and API writes the core asked for.
