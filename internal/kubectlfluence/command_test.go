@@ -62,6 +62,62 @@ func view(t *testing.T) inspect.View {
 	return inspect.View{Profile: "fluence", Snapshot: &snap, Clock: clock}
 }
 
+// gatedView is a scheduler that knows, in namespace queue, the labelled
+// group part (one pod of three counted, two gated), with the groups fluence
+// has not seen because their pods wait for their gates: sweep (Kueue's
+// gate on its three pods) and job:ranks (two of four pods gated, one
+// without gates not counted yet).
+func gatedView(t *testing.T) (inspect.View, []inspect.GatedGroup) {
+	t.Helper()
+	clock := inspect.Clock{Start: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC), TicksPerSecond: 1000}
+	core, err := gang.New(gang.Config{Queue: queue.Config{Policy: queue.Easy}, TicksPerSecond: 1000, RunID: "r",
+		FormatTime: func(t int64) string { return clock.At(t).Format(time.RFC3339) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	core.NodeSet(gang.Node{Name: "n1", Allocatable: gang.Resources{MilliCPU: 4000, MemoryBytes: 8 << 30}}, 0)
+	id := gang.NewGroupID("queue", "part", 3, gang.SourceLabel)
+	for i := range 3 {
+		pod := fmt.Sprintf("part-%d", i)
+		core.PodSeen(gang.Pod{UID: pod, Namespace: "queue", Name: pod, Owned: true, Labeled: id, Gated: i > 0, Created: int64(i),
+			Requests: gang.Resources{MilliCPU: 1000, MemoryBytes: 1 << 30}}, 10_000)
+	}
+	snap := core.Snapshot(20_000)
+	kueue := []string{"kueue.x-k8s.io/admission"}
+	gated := []inspect.GatedGroup{
+		{ID: gang.NewGroupID("queue", "ranks", 4, "job"), Created: clock.Start.Add(15 * time.Second), Ungated: 1,
+			Pods: []inspect.GatedPod{{Name: "ranks-0", Gates: []string{"example.com/quota"}}, {Name: "ranks-1", Gates: []string{"example.com/quota"}}}},
+		{ID: gang.NewGroupID("queue", "sweep", 3, gang.SourceLabel), Created: clock.Start.Add(5 * time.Second),
+			Pods: []inspect.GatedPod{{Name: "sweep-0", Gates: kueue}, {Name: "sweep-1", Gates: kueue}, {Name: "sweep-2", Gates: kueue}}},
+	}
+	return inspect.View{Profile: "fluence", Snapshot: &snap, Clock: clock}, gated
+}
+
+// Groups whose pods wait for their scheduling gates, as a user sees them:
+// listed as gated with the gated pods counted apart, and explained.
+func TestGatedOutputs(t *testing.T) {
+	v, gated := gatedView(t)
+	srv, _ := apiServer(t, v, nil, gated...)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"groups-gated", []string{"groups", "-n", "queue"}},
+		{"groups-gated-wide", []string{"groups", "-n", "queue", "-o", "wide"}},
+		{"explain-gated", []string{"explain", "sweep", "-n", "queue"}},
+		{"explain-gated-job", []string{"explain", "job:ranks", "-n", "queue"}},
+		{"explain-gathering-gated", []string{"explain", "part", "-n", "queue"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, err := run(t, srv, tc.args...)
+			if err != nil {
+				t.Fatalf("kubectl fluence %s: %v\n%s", strings.Join(tc.args, " "), err, errOut)
+			}
+			golden(t, tc.name, "$ kubectl fluence "+strings.Join(tc.args, " ")+"\n"+out)
+		})
+	}
+}
+
 // levelsView is a scheduler configured with three topology levels (zone,
 // block, rack): n1 and n2 in racks r1, r2 of block b1, n3 in block b2
 // without a rack label, n4 without any label; a group of two runs on n1
@@ -100,10 +156,11 @@ func levelsView(t *testing.T) inspect.View {
 	return inspect.View{Profile: "fluence", Snapshot: &snap, Clock: clock}
 }
 
-// apiServer answers the inspection API's paths from the view, as the API
-// server forwarding to the scheduler would; refuse, when set, answers
-// every request with that Status instead.
-func apiServer(t *testing.T, v inspect.View, refuse func(n int64) *inspect.Status) (*httptest.Server, *atomic.Int64) {
+// apiServer answers the inspection API's paths from the view and the
+// groups whose pods wait for their gates, as the API server forwarding to
+// the scheduler would; refuse, when set, answers every request with that
+// Status instead.
+func apiServer(t *testing.T, v inspect.View, refuse func(n int64) *inspect.Status, gated ...inspect.GatedGroup) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
 	var requests atomic.Int64
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -126,7 +183,7 @@ func apiServer(t *testing.T, v inspect.View, refuse func(n int64) *inspect.Statu
 		rest := strings.TrimPrefix(r.URL.Path, inspect.PathPrefix+"/")
 		switch {
 		case rest == "groups":
-			answer(200, v.Groups(""))
+			answer(200, v.GroupsWithGated("", gated))
 		case rest == "queue":
 			answer(200, v.Queue(""))
 		case rest == "nodes":
@@ -137,11 +194,17 @@ func apiServer(t *testing.T, v inspect.View, refuse func(n int64) *inspect.Statu
 			parts := strings.Split(rest, "/")
 			switch {
 			case len(parts) == 3 && parts[2] == "groups":
-				answer(200, v.Groups(parts[1]))
+				answer(200, v.GroupsWithGated(parts[1], gated))
 			case len(parts) == 3 && parts[2] == "queue":
 				answer(200, v.Queue(parts[1]))
 			case len(parts) == 4:
 				keys := v.Snapshot.Lookup(parts[1], parts[3])
+				for _, g := range gated {
+					if g.ID.Namespace == parts[1] && (g.ID.Name == parts[3] || g.ID.Key == parts[1]+"/"+parts[3]) {
+						answer(200, v.ExplainGated(g))
+						return
+					}
+				}
 				if len(keys) != 1 {
 					answer(404, inspect.NewStatus(404, "NotFound", "fluence knows no group "+parts[3]))
 					return

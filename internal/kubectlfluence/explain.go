@@ -24,8 +24,17 @@ func (o *options) explain(ctx context.Context, c *client, namespace, name string
 	g := e.Group
 	fmt.Fprintf(w, "Group:\t%s\n", g.Key)
 	fmt.Fprintf(w, "Source:\t%s\n", g.Source)
-	fmt.Fprintf(w, "Size:\t%d (%d pods exist, %d placed, %d bound)\n", g.Size, g.Pods, g.Placed, g.Bound)
+	if g.Gated > 0 {
+		// Pods counts only the pods fluence counts: not those that wait
+		// for their gates.
+		fmt.Fprintf(w, "Size:\t%d (%d pods exist, %d of them wait for their scheduling gates; %d placed, %d bound)\n", g.Size, g.Pods+g.Gated, g.Gated, g.Placed, g.Bound)
+	} else {
+		fmt.Fprintf(w, "Size:\t%d (%d pods exist, %d placed, %d bound)\n", g.Size, g.Pods, g.Placed, g.Bound)
+	}
 	fmt.Fprintf(w, "State:\t%s\n", e.Verdict)
+	if len(g.Gates) > 0 {
+		fmt.Fprintf(w, "Gates:\t%s\n", strings.Join(g.Gates, ", "))
+	}
 	fmt.Fprintf(w, "Waited:\t%s\n", span(time.Duration(g.WaitSeconds*float64(time.Second))))
 	if e.Position > 0 {
 		fmt.Fprintf(w, "Queue:\t%d of %d\n", e.Position, e.Queued)
@@ -35,6 +44,8 @@ func (o *options) explain(ctx context.Context, c *client, namespace, name string
 		fmt.Fprintf(w, "Expected start:\t%s (%s)\n", e.ExpectedStart.Format(time.RFC3339), relative(e.Time, *e.ExpectedStart))
 	case g.Started != nil:
 		fmt.Fprintf(w, "Started:\t%s (%s)\n", g.Started.Format(time.RFC3339), relative(e.Time, *g.Started))
+	case e.Verdict == inspect.StateGated:
+		fmt.Fprintf(w, "Expected start:\tnot planned: its pods wait for their scheduling gates\n")
 	case e.Verdict != "rejected" && e.Verdict != "invalid":
 		fmt.Fprintf(w, "Expected start:\tnot planned yet\n")
 	}

@@ -87,7 +87,7 @@ func (o *options) groups(ctx context.Context, c *client, namespace string) error
 	}
 	var rows [][]any
 	for _, g := range list.Items {
-		row := []any{shortKey(g.Key, g.Namespace), g.State, g.Size, g.Pods, g.Placed, g.Bound, span(time.Duration(g.WaitSeconds * float64(time.Second))), start(list.Time, g),
+		row := []any{shortKey(g.Key, g.Namespace), g.State, g.Size, pods(g), g.Placed, g.Bound, span(time.Duration(g.WaitSeconds * float64(time.Second))), start(list.Time, g),
 			g.Source, orNone(strings.Join(g.Nodes, ",")), orNone(strings.Join(g.Domains, ",")), orNone(g.Reason)}
 		if namespace == "" {
 			row = append([]any{g.Namespace}, row...)
@@ -95,6 +95,15 @@ func (o *options) groups(ctx context.Context, c *client, namespace string) error
 		rows = append(rows, row)
 	}
 	return o.printTable(cols, rows)
+}
+
+// pods is a group's pods that fluence counts, and those that wait for
+// their scheduling gates, which it does not: "1 (+2 gated)".
+func pods(g inspect.Group) any {
+	if g.Gated == 0 {
+		return g.Pods
+	}
+	return fmt.Sprintf("%d (+%d gated)", g.Pods, g.Gated)
 }
 
 // start is when a group started, or is reserved to start.

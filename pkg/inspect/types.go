@@ -50,7 +50,8 @@ type Group struct {
 	Source string `json:"source"`
 	Size   int32  `json:"size"`
 	// State is gathering (waiting for its pods), queued, placed, rejected
-	// or invalid.
+	// or invalid; or gated: fluence has not seen the group, as the pods of
+	// it that exist all wait for their scheduling gates.
 	State    string `json:"state"`
 	Reason   string `json:"reason,omitempty"`
 	Priority int32  `json:"priority"`
@@ -59,6 +60,12 @@ type Group struct {
 	Pods   int `json:"pods"`
 	Placed int `json:"placed"`
 	Bound  int `json:"bound"`
+	// Gated counts its pods that exist but wait for their scheduling gates
+	// (spec.schedulingGates), which Pods leaves out until the gates are
+	// lifted. Gates names those gates when fluence has not seen the
+	// group (state gated).
+	Gated int      `json:"gated,omitempty"`
+	Gates []string `json:"gates,omitempty"`
 	// FirstSeen is when the scheduler first saw the group; WaitSeconds how
 	// long it waited: until it started, or until now.
 	FirstSeen   time.Time  `json:"firstSeen"`
@@ -95,7 +102,7 @@ type Explanation struct {
 	Source
 	Group Group `json:"group"`
 	// Verdict is placed, reserved, waiting, blocked, held, gathering,
-	// rejected or invalid.
+	// rejected, invalid or gated (StateGated).
 	Verdict string   `json:"verdict"`
 	Summary string   `json:"summary"`
 	Details []string `json:"details,omitempty"`

@@ -33,7 +33,11 @@
 // Inspectors collects the process's fluence plugins by profile; its
 // Handler serves the read-only inspection API (pkg/inspect) from a
 // snapshot of the core taken under the plugin's lock. The scheduler
-// command mounts it on the secure port (internal/schedserver).
+// command mounts it on the secure port (internal/schedserver). A group
+// whose pods all wait for their scheduling gates never reaches the core
+// (kube-scheduler hands gated pods to no plugin): the API finds it in the
+// informer of the profile's pods instead and answers that it is gated
+// (gated.go).
 //
 // # Leadership
 //

@@ -112,9 +112,10 @@ func (r *Inspectors) Handler(leading func() bool) http.Handler {
 		v := p.view()
 		switch {
 		case rt.resource == inspect.ResourceGroups && rt.name != "":
-			explainGroup(w, v, rt.namespace, rt.name)
+			explainGroup(w, v, rt.namespace, rt.name, func() []inspect.GatedGroup { return p.gatedGroups(req.Context(), v.Snapshot, rt.namespace) },
+				func(g *inspect.GatedGroup) { p.countUngated(req.Context(), g) })
 		case rt.resource == inspect.ResourceGroups:
-			writeJSON(w, http.StatusOK, v.Groups(rt.namespace))
+			writeJSON(w, http.StatusOK, v.GroupsWithGated(rt.namespace, p.gatedGroups(req.Context(), v.Snapshot, rt.namespace)))
 		case rt.resource == inspect.ResourceQueue:
 			writeJSON(w, http.StatusOK, v.Queue(rt.namespace))
 		case rt.resource == inspect.ResourceNodes:
@@ -157,10 +158,27 @@ func notFound(rest string) *inspect.Status {
 }
 
 // explainGroup answers for one group, found by name as Snapshot.Lookup
-// finds it.
-func explainGroup(w http.ResponseWriter, v inspect.View, namespace, name string) {
+// finds it among the groups the core knows and those it has not seen
+// because their pods wait for their scheduling gates (gated, called only
+// when the core knows no group by that exact key; ungated completes the
+// one explained).
+func explainGroup(w http.ResponseWriter, v inspect.View, namespace, name string, gated func() []inspect.GatedGroup, ungated func(*inspect.GatedGroup)) {
 	keys := v.Snapshot.Lookup(namespace, name)
-	switch len(keys) {
+	want := namespace + "/" + name
+	var unseen []inspect.GatedGroup
+	if len(keys) != 1 || keys[0] != want {
+		for _, g := range gated() {
+			if g.ID.Key == want {
+				// The exact key wins, as in Snapshot.Lookup.
+				keys, unseen = nil, []inspect.GatedGroup{g}
+				break
+			}
+			if g.ID.Name == name {
+				unseen = append(unseen, g)
+			}
+		}
+	}
+	switch len(keys) + len(unseen) {
 	case 0:
 		writeStatus(w, inspect.NewStatus(http.StatusNotFound, "NotFound", fmt.Sprintf("fluence knows no group %s in namespace %s (groups ended or not yet seen are not kept)", name, namespace)))
 		return
@@ -170,7 +188,16 @@ func explainGroup(w http.ResponseWriter, v inspect.View, namespace, name string)
 		for _, k := range keys {
 			names = append(names, strings.TrimPrefix(k, namespace+"/"))
 		}
+		for _, g := range unseen {
+			names = append(names, strings.TrimPrefix(g.ID.Key, namespace+"/"))
+		}
+		slices.Sort(names)
 		writeStatus(w, inspect.NewStatus(http.StatusBadRequest, "BadRequest", fmt.Sprintf("%s names several groups in namespace %s; name one of: %s", name, namespace, strings.Join(names, ", "))))
+		return
+	}
+	if len(unseen) == 1 {
+		ungated(&unseen[0])
+		writeJSON(w, http.StatusOK, v.ExplainGated(unseen[0]))
 		return
 	}
 	e, _ := v.Explain(keys[0])

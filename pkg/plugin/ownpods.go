@@ -43,6 +43,11 @@ func (p *Plugin) watchOwnPods(ctx context.Context, client kubernetes.Interface) 
 	}); err != nil {
 		return nil, nil, err
 	}
+	// The inspection API finds the groups whose pods wait for their
+	// scheduling gates through this index (gated.go).
+	if err := inf.AddIndexers(cache.Indexers{gatedIndex: gatedIndexFunc}); err != nil {
+		return nil, nil, err
+	}
 	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(o any) { p.onOwnPod(o.(*corev1.Pod)) },
 		UpdateFunc: func(_, o any) { p.onOwnPod(o.(*corev1.Pod)) },
@@ -57,6 +62,7 @@ func (p *Plugin) watchOwnPods(ctx context.Context, client kubernetes.Interface) 
 		return nil, nil, err
 	}
 	p.ownPods = f.Core().V1().Pods().Lister()
+	p.gated = inf.GetIndexer()
 	return reg.HasSynced, func() { f.Start(ctx.Done()) }, nil
 }
 

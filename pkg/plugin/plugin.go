@@ -57,6 +57,9 @@ type Plugin struct {
 	// ownPods: this profile's pods in every phase (ownpods.go); nil
 	// without an API client, when the scheduler's informer feeds them.
 	ownPods corelisters.PodLister
+	// gated indexes ownPods' pods that wait for their scheduling gates
+	// (gated.go), for the inspection API; nil with ownPods.
+	gated   cache.Indexer
 	synced  []cache.InformerSynced
 	timeout time.Duration
 	kick    chan struct{}
