@@ -244,8 +244,9 @@ func ruleMetrics(t *testing.T, helm string) []string {
 
 // servedOnFirstCount are the metrics a scheduler serves only once they
 // counted something: they are labelled by more than the profile (an
-// internal error's operation), so no series exists before.
-var servedOnFirstCount = []string{"fluence_internal_errors_total"}
+// internal error's operation; how a topology placement asked and the
+// level it got), so no series exists before.
+var servedOnFirstCount = []string{"fluence_internal_errors_total", "fluence_topology_placements_total"}
 
 // checkRulesServed: every metric the chart's rules query is one the
 // scheduler serves in body (a /metrics page), or, for those it serves
