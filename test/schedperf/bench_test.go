@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,7 +43,10 @@ import (
 //   - SCHEDPERF_SHAPES: more workloads, comma-separated
 //     NODESxGROUPSxSIZE[+LONE] (LONE lone pods after each group: a mix);
 //   - SCHEDPERF_REPEAT: how many times each workload runs (default 1);
-//   - SCHEDPERF_VARIANTS: which of intree,stock,fluence run.
+//   - SCHEDPERF_VARIANTS: which of intree,stock,fluence run;
+//   - SCHEDPERF_GROUPS: a file for every group's times, one line each
+//     (workload, variant, first PreFilter in ms from the first of the run,
+//     busy ms, span ms, cycles begun): where a mean's tail comes from.
 func BenchmarkReference(b *testing.B) {
 	upstreamDir := filepath.Join(kubernetesDir(b), "test/integration/scheduler_perf/podgroup/gangscheduling")
 	here, err := filepath.Abs("testdata")
@@ -426,14 +430,27 @@ func report(b *testing.B, cases []obj, _ []shape, items []item) {
 		line string
 	}
 	var rows []row
+	var perGroup strings.Builder
 	for _, r := range theProbe.runs {
 		tc, w := r.caseAndWorkload()
 		var busy, span, bind []float64
 		attempts, pods := 0, 0
+		var firsts []time.Time
 		for _, g := range r.groups {
+			if !g.first.IsZero() {
+				firsts = append(firsts, g.first)
+			}
+		}
+		var runStart time.Time
+		if len(firsts) > 0 {
+			runStart = slices.MinFunc(firsts, func(a, b time.Time) int { return a.Compare(b) })
+		}
+		for _, key := range slices.Sorted(maps.Keys(r.groups)) {
+			g := r.groups[key]
 			if g.pods < 2 || g.first.IsZero() || g.lastPermit.IsZero() {
 				continue
 			}
+			fmt.Fprintf(&perGroup, "%s %s %.1f %.3f %.3f %d\n", w, tc, ms(g.first.Sub(runStart)), ms(g.busy()), ms(g.lastPermit.Sub(g.first)), g.attempts)
 			busy = append(busy, ms(g.busy()))
 			span = append(span, ms(g.lastPermit.Sub(g.first)))
 			if !g.lastBound.IsZero() {
@@ -488,6 +505,9 @@ func report(b *testing.B, cases []obj, _ []shape, items []item) {
 	fmt.Print(sb.String())
 	if f := os.Getenv("SCHEDPERF_REPORT"); f != "" {
 		_ = os.WriteFile(f, []byte(sb.String()), 0o644)
+	}
+	if f := os.Getenv("SCHEDPERF_GROUPS"); f != "" {
+		_ = os.WriteFile(f, []byte(perGroup.String()), 0o644)
 	}
 }
 
