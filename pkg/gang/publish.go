@@ -92,6 +92,23 @@ func (p *Published) Snapshot(now int64) Snapshot {
 	return s
 }
 
+// GroupStatuses returns the published groups in key order, as rendered:
+// shared by every reader and never changed (a group rendered again is a
+// new value), so a reader may keep what it derives from one under its
+// address. What their waiting pods' nodes have free (Eligible, Free,
+// LargestFree) is not in them: Snapshot fills it in.
+func (p *Published) GroupStatuses() []*GroupStatus {
+	out := make([]*GroupStatus, p.groups.n)
+	p.groups.all(func(i int, g *groupPub) { out[i] = g.st })
+	return out
+}
+
+// HasGroup reports whether a group of the key is published.
+func (p *Published) HasGroup(key string) bool {
+	_, _, found := p.groups.find(key, groupPubKey)
+	return found
+}
+
 // Stats returns the published figures, as Core.Stats returned them at
 // the Publish.
 func (p *Published) Stats() Stats {

@@ -687,6 +687,12 @@ func (s *Snapshot) Lookup(namespace, name string) []string {
 	return byName
 }
 
+// Known reports whether the snapshot has a group of the key.
+func (s *Snapshot) Known(key string) bool {
+	_, ok := s.Group(key)
+	return ok
+}
+
 // Group returns the group with the key.
 func (s *Snapshot) Group(key string) (GroupStatus, bool) {
 	i, ok := slices.BinarySearchFunc(s.Groups, key, func(g GroupStatus, k string) int { return cmp.Compare(g.ID.Key, k) })

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
-	"github.com/fluence-sched/fluence/pkg/gang"
 	"github.com/fluence-sched/fluence/pkg/inspect"
 )
 
@@ -77,10 +76,11 @@ func (p *Plugin) gatedPods(namespace string) []*corev1.Pod {
 }
 
 // gatedGroups returns the groups of the namespace ("" for all) that have
-// pods waiting for their scheduling gates and that the snapshot does not
-// know, in key order. A pod whose group cannot be resolved is left out:
-// its PreFilter would say why once its gates are lifted.
-func (p *Plugin) gatedGroups(ctx context.Context, s *gang.Snapshot, namespace string) []inspect.GatedGroup {
+// pods waiting for their scheduling gates and that the core does not know
+// (known reports the groups it does), in key order. A pod whose group
+// cannot be resolved is left out: its PreFilter would say why once its
+// gates are lifted.
+func (p *Plugin) gatedGroups(ctx context.Context, known func(key string) bool, namespace string) []inspect.GatedGroup {
 	if p.res == nil {
 		return nil
 	}
@@ -90,7 +90,7 @@ func (p *Plugin) gatedGroups(ctx context.Context, s *gang.Snapshot, namespace st
 		if err != nil {
 			continue
 		}
-		if _, known := s.Group(id.Key); known {
+		if known(id.Key) {
 			continue
 		}
 		prio, created := corev1helpers.PodPriority(pod), pod.CreationTimestamp.Time

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fluence-sched/fluence/pkg/gang"
 	"github.com/fluence-sched/fluence/pkg/inspect"
 )
 
@@ -67,7 +68,12 @@ func (r *Inspectors) namesLocked() string {
 // (Plugin.published): the answer is built without the plugin's lock.
 func (p *Plugin) view() inspect.View {
 	snap := p.published().Snapshot(p.now())
-	return inspect.View{Profile: p.h.ProfileName(), Snapshot: &snap, Clock: inspect.Clock{Start: p.epoch, TicksPerSecond: ticksPerSecond}}
+	return inspect.View{Profile: p.h.ProfileName(), Snapshot: &snap, Clock: p.answerClock()}
+}
+
+// answerClock turns core times into wall-clock times for answers.
+func (p *Plugin) answerClock() inspect.Clock {
+	return inspect.Clock{Start: p.epoch, TicksPerSecond: ticksPerSecond}
 }
 
 // Handler serves the inspection API under inspect.PathPrefix, read-only.
@@ -109,13 +115,20 @@ func (r *Inspectors) Handler(leading func() bool) http.Handler {
 			writeStatus(w, inspect.NewStatus(http.StatusServiceUnavailable, "ServiceUnavailable", "fluence is still reading the cluster's nodes and pods"))
 			return
 		}
+		if rt.resource == inspect.ResourceGroups && rt.name == "" {
+			// The list alone needs no snapshot: the published groups, as
+			// rendered, and what the encoder kept of them.
+			pub := p.published()
+			v := inspect.View{Profile: p.h.ProfileName(), Snapshot: &gang.Snapshot{Now: max(p.now(), pub.Now())}, Clock: p.answerClock()}
+			body, err := p.lists.GroupList(v, rt.namespace, pub.GroupStatuses(), p.gatedGroups(req.Context(), pub.HasGroup, rt.namespace))
+			writeEncoded(w, body, err)
+			return
+		}
 		v := p.view()
 		switch {
 		case rt.resource == inspect.ResourceGroups && rt.name != "":
-			explainGroup(w, v, rt.namespace, rt.name, func() []inspect.GatedGroup { return p.gatedGroups(req.Context(), v.Snapshot, rt.namespace) },
+			explainGroup(w, v, rt.namespace, rt.name, func() []inspect.GatedGroup { return p.gatedGroups(req.Context(), v.Snapshot.Known, rt.namespace) },
 				func(g *inspect.GatedGroup) { p.countUngated(req.Context(), g) })
-		case rt.resource == inspect.ResourceGroups:
-			writeJSON(w, http.StatusOK, v.GroupsWithGated(rt.namespace, p.gatedGroups(req.Context(), v.Snapshot, rt.namespace)))
 		case rt.resource == inspect.ResourceQueue:
 			writeJSON(w, http.StatusOK, v.Queue(rt.namespace))
 		case rt.resource == inspect.ResourceNodes:
@@ -219,6 +232,15 @@ func writeStatus(w http.ResponseWriter, st inspect.Status) { writeJSON(w, st.Cod
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	body, err := json.Marshal(v)
+	writeEncodedCode(w, code, body, err)
+}
+
+// writeEncoded writes an answer already encoded, or the failure to.
+func writeEncoded(w http.ResponseWriter, body []byte, err error) {
+	writeEncodedCode(w, http.StatusOK, body, err)
+}
+
+func writeEncodedCode(w http.ResponseWriter, code int, body []byte, err error) {
 	if err != nil {
 		code, body = http.StatusInternalServerError, []byte(`{"apiVersion":"v1","kind":"Status","status":"Failure","message":"encoding the answer failed","code":500}`)
 	}

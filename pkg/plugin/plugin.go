@@ -28,6 +28,7 @@ import (
 
 	"github.com/fluence-sched/fluence/pkg/gang"
 	"github.com/fluence-sched/fluence/pkg/groups"
+	"github.com/fluence-sched/fluence/pkg/inspect"
 	"github.com/fluence-sched/fluence/pkg/k8sadapter"
 )
 
@@ -57,6 +58,9 @@ type Plugin struct {
 	// ownPods: this profile's pods in every phase (ownpods.go); nil
 	// without an API client, when the scheduler's informer feeds them.
 	ownPods corelisters.PodLister
+	// lists encodes the inspection API's group lists, keeping what
+	// did not change between answers.
+	lists inspect.GroupEncoder
 	// gated indexes ownPods' pods that wait for their scheduling gates
 	// (gated.go), for the inspection API; nil with ownPods.
 	gated   cache.Indexer
