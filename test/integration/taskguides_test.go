@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/fluence-sched/fluence/internal/docsh"
 )
 
 // guideCheck is what a guide's command must print, beyond succeeding.
@@ -64,7 +66,8 @@ var guideSetups = map[string]func(t *testing.T, kubeconfig string){
 
 // The task guides as a reader follows them: every kubectl command of
 // every page of docs/tasks, as written and in order, run by bash from the
-// repository's root against `fluence up`, with kubectl built from the
+// repository's root against `fluence up` (started as run-workloads.md
+// says, with its arguments), with kubectl built from the
 // Kubernetes module (go.mod's tool line) and kubectl fluence from this
 // repository on PATH, and the environment fluence up says to export. A
 // command that fails fails its page; the outputs the pages describe are
@@ -84,7 +87,12 @@ func TestTaskGuides(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", filepath.Join(bins, "kubectl-fluence"), "../../cmd/kubectl-fluence").CombinedOutput(); err != nil {
 		t.Fatalf("go build kubectl-fluence: %v\n%s", err, out)
 	}
-	proc := startProcess(t, buildFluence(t), "up", "--nodes", "8", "--feature-gates", "GenericWorkload=true")
+	// run-workloads.md starts the control plane for all the guides.
+	ups := docCommands(t, "../../docs/tasks/run-workloads.md", "go run ./cmd/fluence up ")
+	if len(ups) != 1 {
+		t.Fatalf("docs/tasks/run-workloads.md starts fluence up %d times, want once: %q", len(ups), ups)
+	}
+	proc := startProcess(t, buildFluence(t), fluenceArgs(t, docsh.Command{Text: ups[0]}.Key())...)
 	ready := waitUpReady(t, proc)
 	env := append(os.Environ(), "KUBECONFIG="+ready["kubeconfig"], "FLUENCE_SCHEDULER_URL="+ready["scheduler-url"],
 		"FLUENCE_SCHEDULER_CA_FILE="+ready["scheduler-ca-file"], "PATH="+bins+string(os.PathListSeparator)+os.Getenv("PATH"))
@@ -120,21 +128,12 @@ func TestTaskGuides(t *testing.T) {
 	}
 }
 
-// runGuideCommand runs one line of a guide in bash and returns its output;
-// a failure or a command still running after 3 minutes fails the page.
+// runGuideCommand runs one line of a guide in bash from the repository's
+// root and returns its output; a failure or a command still running after
+// 3 minutes fails the page.
 func runGuideCommand(t *testing.T, env []string, line string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "-c", line)
-	cmd.Dir = "../.." // the pages' paths are from the repository's root
-	cmd.Env = env
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", line, err, out)
-	}
-	t.Logf("$ %s\n%s", line, strings.TrimRight(string(out), "\n"))
-	return string(out)
+	return runShell(t, env, "../..", line)
 }
 
 // kubectlBinary builds kubectl from the Kubernetes module this module
