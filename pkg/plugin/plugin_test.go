@@ -2,6 +2,7 @@ package plugin_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -624,6 +625,39 @@ func TestInformerEvents(t *testing.T) {
 		})
 		if !got.NodeNames.Has("n1") || got.NodeNames.Len() != 1 {
 			t.Errorf("solo placed on %v, want n1", got.NodeNames)
+		}
+	})
+
+	t.Run("nodes arrive while pods are placed", func(t *testing.T) {
+		// Arriving nodes wait for a graph the plugin's loop builds outside
+		// its lock while PreFilter goes on (run with -race).
+		h := newHarness(t, nodes(2, "4"), nil)
+		wide := groupPods("wide", 6, "6", "4") // six whole nodes: only with the new ones
+		for _, p := range wide {
+			h.create(p)
+		}
+		arrived := make(chan struct{})
+		go func() {
+			defer close(arrived)
+			for i := 3; i <= 8; i++ {
+				if _, err := h.cs.CoreV1().Nodes().Create(h.ctx, node(fmt.Sprintf("n%d", i), "4"), metav1.CreateOptions{}); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+		for i := range 20 {
+			small := pod(fmt.Sprintf("small-%d", i), i, "100m").Obj()
+			h.create(small)
+			h.preFilter(small)
+		}
+		<-arrived
+		var got *fwk.PreFilterResult
+		eventually(t, "the wide group placed on the new nodes", func() bool {
+			_, got, _ = h.preFilter(wide[0])
+			return got != nil
+		})
+		if got.NodeNames.Len() != 1 {
+			t.Errorf("wide-0 placed on %v, want one node", got.NodeNames)
 		}
 	})
 
