@@ -394,21 +394,26 @@ func (c *Core) refuse(g *group, pods []*Pod, why string) {
 // unslottedCount is len(c.unslotted(g)), without sorting: a group whose
 // pods are all bound (running, or ending one by one) answers at once.
 func (c *Core) unslottedCount(g *group) int {
-	n := 0
+	return len(c.unslotted(g))
+}
+
+// hasUnbound reports whether a pod of the group is neither bound nor being
+// deleted: one unslotted may return.
+func (g *group) hasUnbound() bool {
 	for _, p := range g.members {
 		if p.NodeName == "" && !p.Deleting {
-			n++
+			return true
 		}
 	}
-	if n == 0 {
-		return 0
-	}
-	return len(c.unslotted(g))
+	return false
 }
 
 // unslotted returns the group's unbound pods that hold no slot and are
 // not part of a queued request, oldest first.
 func (c *Core) unslotted(g *group) []*Pod {
+	if !g.hasUnbound() {
+		return nil // the common case, a pod of a running group ending: no map, no sort
+	}
 	taken := map[string]bool{}
 	for _, a := range g.allocs {
 		for _, u := range a.pods {
