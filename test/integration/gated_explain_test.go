@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/fluence-sched/fluence/pkg/inspect"
@@ -73,24 +72,9 @@ func TestExplainGatedGroup(t *testing.T) {
 		t.Errorf("explain sweep -o json: verdict %s, group %+v", e.Verdict, e.Group)
 	}
 
-	ungate := func(p *corev1.Pod) {
-		t.Helper()
-		err := wait.PollUntilContextTimeout(c.Ctx, 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-			cur, err := c.Client.CoreV1().Pods(c.NS).Get(c.Ctx, p.Name, metav1.GetOptions{})
-			if err != nil {
-				return false, nil
-			}
-			cur.Spec.SchedulingGates = nil
-			_, err = c.Client.CoreV1().Pods(c.NS).Update(c.Ctx, cur, metav1.UpdateOptions{})
-			return err == nil, nil
-		})
-		if err != nil {
-			t.Fatalf("lifting the gates of %s: %v", p.Name, err)
-		}
-	}
 	// One pod ungated: the core counts it, and says the rest are gated,
 	// in the words the Kueue guide shows.
-	ungate(sweep[0])
+	c.liftGates(sweep[0])
 	err = wait.PollUntilContextTimeout(c.Ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		out = kubectl(t, "explain", "sweep")
 		return matchLine(out, `^State: +gathering$`), nil
@@ -107,7 +91,7 @@ func TestExplainGatedGroup(t *testing.T) {
 	}
 
 	for _, p := range append(sweep[1:], ranks...) {
-		ungate(p)
+		c.liftGates(p)
 	}
 	c.waitForPodPhase(time.Minute, corev1.PodSucceeded, names(sweep)...)
 	c.waitBoundOrExplain(kubectl, "ranks", ranks)

@@ -35,19 +35,26 @@ func TestGatedGroupHoldsNothing(t *testing.T) {
 	}
 
 	for _, p := range gated {
-		err := wait.PollUntilContextTimeout(c.Ctx, 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-			cur, err := c.Client.CoreV1().Pods(c.NS).Get(c.Ctx, p.Name, metav1.GetOptions{})
-			if err != nil {
-				return false, nil
-			}
-			cur.Spec.SchedulingGates = nil
-			_, err = c.Client.CoreV1().Pods(c.NS).Update(c.Ctx, cur, metav1.UpdateOptions{})
-			return err == nil, nil
-		})
-		if err != nil {
-			t.Fatalf("lifting the gates of %s: %v", p.Name, err)
-		}
+		c.liftGates(p)
 	}
 	c.waitForPodPhase(time.Minute, corev1.PodSucceeded, names(gated)...)
 	c.checkInvariants(inv)
+}
+
+// liftGates removes a pod's scheduling gates, as Kueue does when it admits
+// the pod's workload, retrying on conflicts with the pod's other writers.
+func (c *cluster) liftGates(p *corev1.Pod) {
+	c.t.Helper()
+	err := wait.PollUntilContextTimeout(c.Ctx, 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		cur, err := c.Client.CoreV1().Pods(c.NS).Get(c.Ctx, p.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		cur.Spec.SchedulingGates = nil
+		_, err = c.Client.CoreV1().Pods(c.NS).Update(c.Ctx, cur, metav1.UpdateOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		c.t.Fatalf("lifting the gates of %s: %v", p.Name, err)
+	}
 }
