@@ -74,7 +74,8 @@ type GroupStatus struct {
 	// Gated counts its labelled pods that wait for their scheduling
 	// gates; they are not in Pods until the gates are lifted.
 	Gated int
-	// Started is the start of its earliest live allocation; -1 when none.
+	// Started is when its earliest live allocation began (a rebuilt graph
+	// does not move it); -1 when none.
 	Started int64
 	// PlannedEnd is the latest planned end of its live allocations; -1
 	// when none or when one runs without a planned end.
@@ -450,8 +451,10 @@ func (c *Core) groupBase(g *group) (GroupStatus, waitingOn) {
 		if !live {
 			continue
 		}
-		if st.Started < 0 || a.start < st.Started {
-			st.Started = a.start
+		// When it began, not when it was last replayed onto a rebuilt
+		// graph: a user asks when the group started.
+		if st.Started < 0 || a.began < st.Started {
+			st.Started = a.began
 		}
 		if a.dur <= 0 {
 			unlimited = true
