@@ -35,7 +35,7 @@ unit:
 	$(GO) test -timeout 30m $$($(GO) list ./... | grep -v /test/integration)
 
 integration:
-	$(GO) test -timeout 30m ./test/integration
+	$(GO) test -timeout 50m ./test/integration
 
 # Each fuzz target runs briefly; the seed corpora also run in `unit`.
 fuzz:
