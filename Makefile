@@ -69,6 +69,17 @@ bench-scheduler:
 bench-scheduler-5k:
 	FLUENCE_BENCH_NODES=5000 $(GO) test ./test/integration -run '^$$' -bench BenchmarkSchedulingThroughput -benchtime 1x -timeout 120m
 
+# The scheduler process's memory and CPU at 1,000, 5,000 and 15,000 simulated
+# nodes (docs/install.md, "Sizing"): the fluence binary as a separate process
+# with the Helm chart's configuration and arguments, and the same binary with
+# only the stock profile, in the same run: RSS and Go heap idle and with the
+# pods bound, CPU idle and per 1,000 pods bound (35 minutes on 2 shared cores).
+# test/integration/sizing_bench_test.go lists the FLUENCE_SIZING_* settings
+# (FLUENCE_SIZING_NODES=1000,5000 for fewer sizes).
+.PHONY: bench-sizing
+bench-sizing:
+	$(GO) test ./test/integration -run '^$$' -bench BenchmarkSchedulerSizing -benchtime 1x -timeout 300m
+
 # Topology-constrained gangs (v1beta1 PodGroups kept within one rack or block),
 # one at a time on 1,000 simulated nodes, fluence against kube-scheduler 1.37's
 # own TopologyAwareWorkloadScheduling in the same run (about 5 minutes on 2 cores):
