@@ -37,12 +37,10 @@ func (c *Core) ensureEngine() bool {
 // install takes a built graph as the engine's and replays on it
 // everything that holds resources.
 func (c *Core) install(b *BuiltGraph) {
-	m, q := b.m, b.q
 	c.dirty = false
 	c.graphGen++
 	c.touchAll()
-	c.m, c.q = m, q
-	c.vertexOf = b.vertexOf
+	c.m, c.q, c.vertexOf = b.m, b.q, b.vertexOf
 	for _, node := range slices.Sorted(maps.Keys(c.overloaded)) {
 		c.markNode(node, true) // published as overloaded: rendered again
 	}

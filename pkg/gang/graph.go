@@ -163,11 +163,6 @@ func (c *Core) levels() []level {
 	return ls
 }
 
-// buildGraph builds the graph of the core's nodes with its levels.
-func (c *Core) buildGraph() (*resource.Graph, error) {
-	return buildGraph(c.sortedNodes(), c.levels())
-}
-
 // domainTree is the domains of one level within a parent domain, and the
 // nodes (indexes into the sorted nodes) of the innermost level.
 type domainTree struct {
