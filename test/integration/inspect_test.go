@@ -197,10 +197,15 @@ func TestInspect(t *testing.T) {
 		t.Logf("the service proxy is not tried: this machine has no address but loopback")
 	} else {
 		c.proxiedService(ip, ports[0])
+		// The API server's proxy reads EndpointSlices from its own informer:
+		// until that has seen the slice, it answers 503 "no endpoints".
 		var code int
-		res := c.Client.CoreV1().RESTClient().Get().Namespace(releaseNamespace).Resource("services").Name("https:fluence-proxied:https").
-			SubResource("proxy").Suffix(groupsPath).Do(c.Ctx).StatusCode(&code)
-		err := res.Error()
+		var err error
+		_ = wait.PollUntilContextTimeout(c.Ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			err = c.Client.CoreV1().RESTClient().Get().Namespace(releaseNamespace).Resource("services").Name("https:fluence-proxied:https").
+				SubResource("proxy").Suffix(groupsPath).Do(ctx).StatusCode(&code).Error()
+			return code != http.StatusServiceUnavailable || err == nil || !strings.Contains(err.Error(), "no endpoints available"), nil
+		})
 		t.Logf("through the service proxy, as the cluster's admin: %d %v", code, err)
 		if code != http.StatusForbidden || err == nil || !strings.Contains(err.Error(), `User "system:anonymous"`) {
 			t.Errorf("through the service proxy, as the cluster's admin: %d %v, want the scheduler to refuse system:anonymous", code, err)
