@@ -399,8 +399,15 @@ func (r *docRun) start(t *testing.T, args []string) (*process, *syncBuffer) {
 	}
 	go func() { _ = p.cmd.Wait(); close(p.exited) }()
 	r.parent.Cleanup(func() {
-		_ = p.cmd.Process.Kill()
-		<-p.exited
+		// SIGINT first: fluence up removes its work directory (etcd's data,
+		// over 100 MB) only when it stops in order.
+		_ = p.cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case <-p.exited:
+		case <-time.After(time.Minute):
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+		}
 		if r.parent.Failed() {
 			r.parent.Logf("fluence %s output:\n%s", args[0], tail(p.logs.String(), 40))
 		}

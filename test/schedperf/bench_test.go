@@ -43,6 +43,8 @@ import (
 //   - SCHEDPERF_SHAPES: more workloads, comma-separated
 //     NODESxGROUPSxSIZE[+LONE] (LONE lone pods after each group: a mix);
 //   - SCHEDPERF_REPEAT: how many times each workload runs (default 1);
+//     the runs interleave the variants (each variant's first run, then
+//     each one's second, ...);
 //   - SCHEDPERF_VARIANTS: which of intree,stock,fluence run;
 //   - SCHEDPERF_GROUPS: a file for every group's times, one line each
 //     (workload, variant, first PreFilter in ms from the first of the run,
@@ -223,29 +225,28 @@ func buildCases(b *testing.B, upstreamDir, here string) ([]obj, []shape) {
 			plain = append(plain, w)
 		}
 	}
-	rep := func(ws []obj, unit bool) []any {
+	// run r's workloads: with repeats, each workload's name says its run.
+	rep := func(ws []obj, unit bool, r int) []any {
 		var out []any
-		for r := 1; r <= repeat; r++ {
-			for _, w := range ws {
-				params := obj{}
-				for k, v := range w["params"].(obj) {
-					params[k] = v
-				}
-				if unit {
-					lone := 0
-					for _, s := range shapes {
-						if s.name() == w["name"] {
-							lone = s.lone
-						}
-					}
-					params["podsPerUnit"] = toInt(params["podsPerGroup"]) + lone
-				}
-				name := w["name"].(string)
-				if repeat > 1 {
-					name += fmt.Sprintf("_run%d", r)
-				}
-				out = append(out, obj{"name": name, "params": params})
+		for _, w := range ws {
+			params := obj{}
+			for k, v := range w["params"].(obj) {
+				params[k] = v
 			}
+			if unit {
+				lone := 0
+				for _, s := range shapes {
+					if s.name() == w["name"] {
+						lone = s.lone
+					}
+				}
+				params["podsPerUnit"] = toInt(params["podsPerGroup"]) + lone
+			}
+			name := w["name"].(string)
+			if repeat > 1 {
+				name += fmt.Sprintf("_run%d", r)
+			}
+			out = append(out, obj{"name": name, "params": params})
 		}
 		return out
 	}
@@ -280,34 +281,44 @@ func buildCases(b *testing.B, upstreamDir, here string) ([]obj, []shape) {
 	// (plugin.SetFeatureDefaults).
 	fluenceGates := obj{"NominatedNodeNameForExpectation": false}
 
+	// Repeats interleave the variants (run 1 of each, then run 2 of each,
+	// ...), so a slow stretch of a shared machine lands on every variant
+	// alike rather than on all of one variant's runs.
 	var cases []obj
 	has := func(v string) bool { return slices.Contains(strings.Split(variants, ","), v) }
-	if len(plain) > 0 {
-		if has("intree") {
-			tc := obj{}
-			for k, v := range gang {
-				tc[k] = v
+	for r := 1; r <= repeat; r++ {
+		suffix := ""
+		if repeat > 1 {
+			suffix = fmt.Sprintf("_run%d", r)
+		}
+		if len(plain) > 0 {
+			if has("intree") {
+				tc := obj{}
+				for k, v := range gang {
+					tc[k] = v
+				}
+				tc["name"] = "GangScheduling" + suffix
+				tc["workloads"] = rep(plain, false, r)
+				tc["workloadTemplate"] = withSettle(gang["workloadTemplate"].([]any))
+				cases = append(cases, tc)
 			}
-			tc["workloads"] = rep(plain, false)
-			tc["workloadTemplate"] = withSettle(gang["workloadTemplate"].([]any))
-			cases = append(cases, tc)
+			if has("stock") {
+				cases = append(cases, own("Stock"+suffix, "pod-stock.yaml", "", false, nil, rep(plain, true, r)))
+			}
+			if has("fluence") {
+				cases = append(cases, own("Fluence"+suffix, "pod-fluence.yaml", "fluence-scheduler.yaml", false, fluenceGates, rep(plain, true, r)))
+			}
 		}
-		if has("stock") {
-			cases = append(cases, own("Stock", "pod-stock.yaml", "", false, nil, rep(plain, true)))
-		}
-		if has("fluence") {
-			cases = append(cases, own("Fluence", "pod-fluence.yaml", "fluence-scheduler.yaml", false, fluenceGates, rep(plain, true)))
-		}
-	}
-	if len(mixed) > 0 {
-		if has("intree") {
-			cases = append(cases, own("GangSchedulingMix", "pod-intree.yaml", "", true, nil, rep(mixed, true)))
-		}
-		if has("stock") {
-			cases = append(cases, own("StockMix", "pod-stock.yaml", "", false, nil, rep(mixed, true)))
-		}
-		if has("fluence") {
-			cases = append(cases, own("FluenceMix", "pod-fluence.yaml", "fluence-scheduler.yaml", false, fluenceGates, rep(mixed, true)))
+		if len(mixed) > 0 {
+			if has("intree") {
+				cases = append(cases, own("GangSchedulingMix"+suffix, "pod-intree.yaml", "", true, nil, rep(mixed, true, r)))
+			}
+			if has("stock") {
+				cases = append(cases, own("StockMix"+suffix, "pod-stock.yaml", "", false, nil, rep(mixed, true, r)))
+			}
+			if has("fluence") {
+				cases = append(cases, own("FluenceMix"+suffix, "pod-fluence.yaml", "fluence-scheduler.yaml", false, fluenceGates, rep(mixed, true, r)))
+			}
 		}
 	}
 	if len(cases) == 0 {
@@ -400,7 +411,7 @@ func summarize(ms []float64) stats {
 }
 
 func variantOf(tc string) string {
-	switch strings.TrimSuffix(tc, "Mix") {
+	switch strings.TrimSuffix(strings.TrimSuffix(tc, runSuffix(tc)), "Mix") {
 	case "GangScheduling":
 		return "in-tree GangScheduling"
 	case "Stock":
