@@ -103,10 +103,11 @@ func TestSimulatorMatchesScheduler(t *testing.T) {
 // scheduler took longer than that to carry a pod's end to the scheduler
 // once, and the live run then decided on a different state than the
 // simulator. Stretched twice, they were 3 s apart, and a run still
-// diverged (from its 14th group of 20) with nothing else on the machine:
-// the scheduler takes a new node into its graph on its loop's next pass,
-// up to a second after the node arrives, which the simulator does not
-// model. Stretched three times, they are 4.5 s apart.
+// diverged (from its 14th group of 20) with nothing else on the machine.
+// One difference the simulator does not model, and a likely cause: the
+// scheduler takes a new node into its graph on its loop's next pass, up
+// to a second after the node arrives. Stretched three times, they are
+// 4.5 s apart.
 const equivalenceStretch = 3
 
 // stretched returns w with every time (arrivals, runtimes, declared
