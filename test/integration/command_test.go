@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,13 +37,8 @@ func TestSchedulerCommand(t *testing.T) {
 	c.createPods(g...)
 	c.waitForPodPhase(time.Minute, corev1.PodSucceeded, names(g)...)
 
-	if err := proc.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-proc.exited:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the scheduler did not stop within 30 s of SIGTERM")
+	if err := proc.interrupt(syscall.SIGTERM, 30*time.Second); err != nil {
+		t.Fatalf("the scheduler: %v", err)
 	}
 	if !strings.Contains(proc.logs.String(), "fluence") {
 		t.Errorf("no sign of the fluence plugin in the scheduler's log")
@@ -69,12 +65,12 @@ func goList(t *testing.T, args ...string) string {
 }
 
 // buildFluence builds cmd/fluence into a temporary directory.
-func buildFluence(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "fluence")
+func buildFluence(tb testing.TB) string {
+	tb.Helper()
+	bin := filepath.Join(tb.TempDir(), "fluence")
 	build := exec.Command("go", "build", "-o", bin, "../../cmd/fluence")
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		tb.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
 }
@@ -85,6 +81,19 @@ type process struct {
 	cmd    *exec.Cmd
 	logs   *syncBuffer
 	exited chan struct{}
+}
+
+// interrupt sends sig and waits up to d for the process to exit.
+func (p *process) interrupt(sig syscall.Signal, d time.Duration) error {
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		return err
+	}
+	select {
+	case <-p.exited:
+		return nil
+	case <-time.After(d):
+		return fmt.Errorf("it did not stop within %s of the %v signal", d, sig)
+	}
 }
 
 func startProcess(t *testing.T, bin string, args ...string) *process {

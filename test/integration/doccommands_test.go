@@ -277,13 +277,8 @@ func (r *docRun) run(t *testing.T, c docsh.Command) string {
 func (r *docRun) startUp(t *testing.T, c docsh.Command) string {
 	t.Helper()
 	if r.up != nil {
-		if err := r.up.cmd.Process.Signal(syscall.SIGINT); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-r.up.exited:
-		case <-time.After(time.Minute):
-			t.Fatal("fluence up did not stop within a minute of SIGINT")
+		if err := r.up.interrupt(syscall.SIGINT, time.Minute); err != nil {
+			t.Fatalf("fluence up: %v", err)
 		}
 	}
 	start := time.Now()
@@ -375,13 +370,8 @@ func (r *docRun) runScheduler(t *testing.T, c docsh.Command) string {
 		t.Fatalf("%s: %s never answered: %v\n%s", c.Text, url, err, tail(p.logs.String(), 40))
 	}
 	t.Logf("$ %s\n(%s answered ok after %s; stopping it)", c.Text, url, time.Since(start).Round(100*time.Millisecond))
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-p.exited:
-	case <-time.After(30 * time.Second):
-		t.Fatal("fluence scheduler did not stop within 30 s of SIGTERM")
+	if err := p.interrupt(syscall.SIGTERM, 30*time.Second); err != nil {
+		t.Fatalf("fluence scheduler: %v", err)
 	}
 	return p.logs.String()
 }
@@ -401,10 +391,7 @@ func (r *docRun) start(t *testing.T, args []string) (*process, *syncBuffer) {
 	r.parent.Cleanup(func() {
 		// SIGINT first: fluence up removes its work directory (etcd's data,
 		// over 100 MB) only when it stops in order.
-		_ = p.cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-p.exited:
-		case <-time.After(time.Minute):
+		if p.interrupt(syscall.SIGINT, time.Minute) != nil {
 			_ = p.cmd.Process.Kill()
 			<-p.exited
 		}

@@ -100,7 +100,7 @@ func BenchmarkSchedulerSizing(b *testing.B) {
 
 	bin := os.Getenv("FLUENCE_SIZING_BIN")
 	if bin == "" {
-		bin = buildSizingBinary(b)
+		bin = buildFluence(b)
 	}
 	chart := renderSizingChart(b)
 	b.Logf("binary %s; the chart's arguments %q", bin, chart.args)
@@ -870,17 +870,6 @@ func renderSizingChart(b *testing.B) sizingChart {
 		b.Fatalf("the rendered chart has no scheduler configuration or arguments")
 	}
 	return ch
-}
-
-// buildSizingBinary builds cmd/fluence into a temporary directory.
-func buildSizingBinary(b *testing.B) string {
-	b.Helper()
-	bin := filepath.Join(b.TempDir(), "fluence")
-	build := exec.Command("go", "build", "-o", bin, "../../cmd/fluence")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // envInts reads a comma-separated list of positive integers, else def.

@@ -396,13 +396,8 @@ func checkJobPodGroup(t *testing.T, c *cluster, job string) {
 // stopUp interrupts fluence up and checks it left nothing behind.
 func stopUp(t *testing.T, proc *process, ready map[string]string) {
 	t.Helper()
-	if err := proc.cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-proc.exited:
-	case <-time.After(time.Minute):
-		t.Fatal("fluence up did not exit within a minute of SIGINT")
+	if err := proc.interrupt(syscall.SIGINT, time.Minute); err != nil {
+		t.Fatalf("fluence up: %v", err)
 	}
 	if code := proc.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Errorf("fluence up exited %d after SIGINT, want 0", code)
