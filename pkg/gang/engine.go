@@ -180,6 +180,10 @@ func (c *Core) placeForeign(node string) {
 		c.setOverloaded(node, true)
 		return
 	}
+	// Allocations past their planned end still hold their nodes: the
+	// engine must know before it counts what is free (the loop extends
+	// them only when it runs, and it runs only when something waits).
+	c.extendOverruns()
 	// One slot holds the node's whole foreign load but counts one pod:
 	// pod places are not tracked for foreign pods.
 	id := c.newID()
