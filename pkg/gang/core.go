@@ -50,6 +50,10 @@ type Config struct {
 	// caller installs a graph it built outside its lock (prebuild.go);
 	// false: the core rebuilds by itself when their time comes.
 	BuildOutside bool
+	// GatherNotice is how long, in seconds, a labelled group may keep its
+	// pods out of the scheduling queue (Hold) before each gets an event
+	// saying what it waits for. Default 10.
+	GatherNotice int64
 }
 
 // LoopStats describe one queue loop.
@@ -111,6 +115,13 @@ type Core struct {
 	byAlloc    map[int64]*group
 	// held: groups a node turned away, waiting out their hold.
 	held map[string]bool
+	// gathering: labelled groups with pods held out of the scheduling
+	// queue until the group has them all (gather.go); heldKey maps each
+	// held pod's UID to its group's key; gatherTouched: keys of those
+	// groups something happened to since their hold was last judged.
+	gathering     map[string]*gatherWait
+	heldKey       map[string]string
+	gatherTouched map[string]bool
 
 	// foreign pods (bound by others, or without a record) by node; each
 	// node's sum is one engine job.
@@ -182,6 +193,9 @@ func New(cfg Config) (*Core, error) {
 	if cfg.TicksPerSecond <= 0 {
 		cfg.TicksPerSecond = 1
 	}
+	if cfg.GatherNotice <= 0 {
+		cfg.GatherNotice = 10
+	}
 	if cfg.DefaultDuration <= 0 {
 		cfg.DefaultDuration = 3600
 	}
@@ -190,30 +204,34 @@ func New(cfg Config) (*Core, error) {
 		cfg.FormatTime = func(t int64) string { return fmt.Sprintf("t=%gs", float64(t)/float64(tps)) }
 	}
 	return &Core{
-		cfg:        cfg,
-		nodes:      map[string]*Node{},
-		dirty:      true,
-		groups:     map[string]*group{},
-		touched:    map[string]bool{},
-		podKey:     map[string]string{},
-		gated:      map[string]string{},
-		gatedCount: map[string]int{},
-		byAlloc:    map[int64]*group{},
-		held:       map[string]bool{},
-		foreign:    map[string]map[string]Resources{},
-		foreignJob: map[string]int64{},
-		overloaded: map[string]bool{},
-		review:     map[string]bool{},
-		evicting:   map[string]bool{},
-		preempting: map[string]bool{},
-		unmet:      map[string]bool{},
-		flat:       map[string]bool{},
+		cfg:           cfg,
+		nodes:         map[string]*Node{},
+		dirty:         true,
+		groups:        map[string]*group{},
+		touched:       map[string]bool{},
+		podKey:        map[string]string{},
+		gated:         map[string]string{},
+		gatedCount:    map[string]int{},
+		byAlloc:       map[int64]*group{},
+		held:          map[string]bool{},
+		gathering:     map[string]*gatherWait{},
+		heldKey:       map[string]string{},
+		gatherTouched: map[string]bool{},
+		foreign:       map[string]map[string]Resources{},
+		foreignJob:    map[string]int64{},
+		overloaded:    map[string]bool{},
+		review:        map[string]bool{},
+		evicting:      map[string]bool{},
+		preempting:    map[string]bool{},
+		unmet:         map[string]bool{},
+		flat:          map[string]bool{},
 	}, nil
 }
 
 // Ready returns the effects of everything since the last call.
 func (c *Core) Ready() Effects {
 	c.reportWholes()
+	c.releaseGathered()
 	return c.fx.take()
 }
 

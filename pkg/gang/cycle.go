@@ -6,6 +6,7 @@ import "fmt"
 // or why it waits. id is the pod's resolved group.
 func (c *Core) Place(p Pod, id GroupID, now int64) Verdict {
 	c.advance(now)
+	c.dropHold(p.UID) // in its cycle: no longer out of the queue
 	if p.NodeName != "" || p.Done {
 		return Verdict{Final: true, Reason: "fluence: pod " + p.String() + " is already bound or ended"}
 	}

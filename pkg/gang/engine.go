@@ -488,10 +488,12 @@ func (c *Core) checkEarly(g *group, free []*Pod, need int) {
 // overrunning allocations are extended.
 func (c *Core) Tick(now int64) {
 	c.advance(now)
-	if !c.rebuildDue() && c.q.Waiting() == 0 && !c.holdEnded() && !c.waitingGroups() {
+	if !c.rebuildDue() && c.q.Waiting() == 0 && !c.holdEnded() && !c.waitingGroups() && len(c.gathering) == 0 {
 		return
 	}
-	if !c.ensureEngine() {
+	engine := c.ensureEngine()
+	c.tickGathering(engine)
+	if !engine {
 		return
 	}
 	for _, g := range c.touchedGroups() {

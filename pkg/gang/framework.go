@@ -26,6 +26,10 @@ type Framework struct {
 	// engine does not model: a reason turns the pod away from the node
 	// the core placed it on (Core.TurnedAway), as PostFilter does.
 	Filter func(p *Pod, node string) string
+	// PreEnqueue: every activation asks the core whether the pod stays
+	// out of the queue (Core.Hold), as the scheduler's PreEnqueue does; a
+	// held pod waits for the core to activate it.
+	PreEnqueue bool
 
 	pods map[string]*fwPod
 	// active pods are tried in the next Run; the others sit in the
@@ -184,8 +188,15 @@ type Trace struct {
 	Bound   string // the node, when the pod was bound
 }
 
-// activate makes a known pod active.
+// activate makes a known pod active, unless the core holds it out of
+// the queue.
 func (f *Framework) activate(uid string) {
+	if f.PreEnqueue {
+		if held, _ := f.Core.Hold(f.pods[uid].pod, f.Core.now); held {
+			delete(f.active, uid)
+			return
+		}
+	}
 	f.active[uid] = true
 	heap.Push(&f.order, f.pods[uid])
 }

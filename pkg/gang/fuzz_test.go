@@ -75,6 +75,9 @@ type fuzzPod struct {
 	// Reserve succeeded on, allowed: Permit let it through.
 	placed, reserved string
 	allowed          bool
+	// held: out of the scheduling queue (Hold said so) and not activated
+	// since.
+	held bool
 }
 
 type fuzzer struct {
@@ -172,6 +175,14 @@ func (fz *fuzzer) do(what string, event func()) {
 	if err := fz.core.CheckInvariants(); err != nil {
 		fz.t.Fatalf("after %s: invariants violated:\n%v\nevents:\n%s", what, err, strings.Join(fz.trace, "\n"))
 	}
+	for _, p := range fz.pods {
+		if p == nil || !p.held || p.gone {
+			continue
+		}
+		if _, ok := fz.core.heldKey[p.pod.UID]; !ok {
+			fz.t.Fatalf("after %s: pod %s was held out of the queue and forgotten, never activated\nevents:\n%s", what, p.pod.Name, strings.Join(fz.trace, "\n"))
+		}
+	}
 	fz.core.Wakeup()
 	if err := checkPublished(fz.core, fz.now); err != nil {
 		fz.t.Fatalf("after %s: %v\nevents:\n%s", what, err, strings.Join(fz.trace, "\n"))
@@ -181,6 +192,16 @@ func (fz *fuzzer) do(what string, event func()) {
 // effects carries out what a caller must: a pod turned away at Permit is
 // unreserved, a pod let through is free to bind.
 func (fz *fuzzer) effects(fx Effects) {
+	var again []*fuzzPod
+	for _, r := range fx.Activate {
+		if p := fz.byUID(r.UID); p != nil && p.held {
+			p.held = false
+			again = append(again, p)
+		}
+	}
+	for _, p := range again {
+		fz.hold(p) // activated: its PreEnqueue runs again
+	}
 	for _, r := range fx.Allow {
 		if p := fz.byUID(r.UID); p != nil && p.reserved != "" {
 			p.allowed = true
@@ -217,6 +238,8 @@ func (fz *fuzzer) step() {
 	case 0: // a pod is created (or, if it exists, seen again unchanged)
 		if !p.born && !p.gone {
 			fz.newPod(p)
+			// The scheduling queue may see it before the core does.
+			fz.hold(p)
 		}
 		if p.born && !p.gone {
 			pod := p.pod
@@ -234,6 +257,7 @@ func (fz *fuzzer) step() {
 			}
 		}
 		pod := p.pod
+		p.held = false
 		fz.do("Place "+pod.Name, func() {
 			v := c.Place(pod, id, fz.now)
 			if v.Node != "" && p.reserved == "" {
@@ -381,6 +405,22 @@ func (fz *fuzzer) step() {
 		pod := p.pod
 		fz.do("PodSeen changed "+pod.Name, func() { c.PodSeen(pod, fz.now) })
 	}
+}
+
+// hold asks whether the pod stays out of the scheduling queue, as its
+// PreEnqueue does.
+func (fz *fuzzer) hold(p *fuzzPod) {
+	if p.gone || p.pod.NodeName != "" {
+		return
+	}
+	pod := p.pod
+	fz.do("Hold "+pod.Name, func() {
+		held, why := fz.core.Hold(pod, fz.now)
+		if held && why == "" {
+			fz.t.Fatalf("pod %s held without a reason", pod.Name)
+		}
+		p.held = held
+	})
 }
 
 // labelOf is a group's id as its pods' labels say it; the PodGroup's pods

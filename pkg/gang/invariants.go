@@ -53,6 +53,7 @@ func (c *Core) CheckInvariants() error {
 		}
 	}
 	c.checkGated(bad)
+	c.checkGathering(bad)
 	c.checkForeign(bad)
 	c.checkEngine(allocs, bad)
 	c.checkLoad(bad)

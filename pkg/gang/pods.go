@@ -297,6 +297,7 @@ func (c *Core) podGone(uid string) { c.memberGone(uid, ending{}) }
 // memberGone is podGone for a pod that ended as end says.
 func (c *Core) memberGone(uid string, end ending) {
 	c.setGated(uid, "")
+	c.gatherGone(uid)
 	if node, ok := c.foreignNode[uid]; ok {
 		delete(c.foreignNode, uid)
 		delete(c.foreign[node], uid)

@@ -69,6 +69,9 @@ type script struct {
 	// plan: a graph plan taken by "plan", built and installed by
 	// "install" (prebuild.go).
 	plan *GraphPlan
+	// preEnqueue: the framework asks the core before a pod enters the
+	// queue (config preenqueue=true).
+	preEnqueue bool
 }
 
 func runScript(t *testing.T, file string) string {
@@ -112,6 +115,7 @@ func (s *script) start() {
 			Placed: fx.Placed, Rejected: fx.Rejected, Withdrawn: fx.Withdrawn})
 	}
 	s.fw.Filter = s.filter
+	s.fw.PreEnqueue = s.preEnqueue
 }
 
 // filter turns a pod of the apart set away from a node where another of
@@ -171,6 +175,12 @@ func (s *script) exec(f []string) error {
 		}
 		if o, ok := args["outside"]; ok { // new nodes join a graph built outside (plan, install)
 			s.cfg.BuildOutside = o == "true"
+		}
+		if q, ok := args["preenqueue"]; ok { // pods ask the core before they enter the queue (Hold)
+			s.preEnqueue = q == "true"
+		}
+		if n, ok := args["notice"]; ok { // seconds a held group waits before its pods are told
+			s.cfg.GatherNotice = atoi(n)
 		}
 		if pr, ok := args["preempt"]; ok { // after[:min-runtime[:timeout]], seconds
 			v := strings.Split(pr, ":")
@@ -564,6 +574,14 @@ func (s *script) state() {
 			fmt.Fprintf(&s.out, " (%s)", g.reason)
 		}
 		s.out.WriteString("\n")
+		if w := s.core.gathering[g.id.Key]; w != nil {
+			var held []string
+			for _, r := range w.pods {
+				held = append(held, r.Name)
+			}
+			slices.Sort(held)
+			fmt.Fprintf(&s.out, "    held out of the queue: %s\n", strings.Join(held, " "))
+		}
 		for _, a := range g.allocs {
 			var slots []string
 			for _, sl := range a.slots {

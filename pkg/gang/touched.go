@@ -20,6 +20,9 @@ func (c *Core) touch(g *group) {
 	if g != nil {
 		c.touched[g.id.Key] = true
 		c.markGroup(g)
+		if c.gathering[g.id.Key] != nil {
+			c.gatherTouched[g.id.Key] = true
+		}
 		if g.everPlaced {
 			c.review[g.id.Key] = true
 		}

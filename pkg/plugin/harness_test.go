@@ -3,6 +3,8 @@ package plugin_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"sync"
 	"testing"
@@ -28,6 +30,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 
+	"github.com/fluence-sched/fluence/pkg/inspect"
 	"github.com/fluence-sched/fluence/pkg/k8sadapter"
 	"github.com/fluence-sched/fluence/pkg/plugin"
 )
@@ -231,7 +234,7 @@ func newHarnessWith(t *testing.T, hc harnessConfig, nodes []*corev1.Node, pods [
 	profile := &config.KubeSchedulerProfile{
 		SchedulerName: hc.profile,
 		Plugins: &config.Plugins{
-			QueueSort: enabled, PreFilter: enabled, Filter: enabled, PostFilter: enabled,
+			PreEnqueue: enabled, QueueSort: enabled, PreFilter: enabled, Filter: enabled, PostFilter: enabled,
 			Reserve: enabled, Permit: enabled, Bind: enabled,
 		},
 		PluginConfig: []config.PluginConfig{{Name: plugin.Name, Args: &plugin.Args{PermitTimeout: hc.permitTimeout.String()}}},
@@ -287,6 +290,30 @@ type cycle struct {
 	h     *harness
 	pod   *corev1.Pod
 	state *framework.CycleState
+}
+
+// preEnqueue runs the profile's PreEnqueue plugins as the scheduling
+// queue does when a pod arrives or is activated: the first that keeps the
+// pod out answers.
+func (h *harness) preEnqueue(p *corev1.Pod) *fwk.Status {
+	for _, pl := range h.fw.PreEnqueuePlugins() {
+		if s := pl.PreEnqueue(h.ctx, p); !s.IsSuccess() {
+			return s
+		}
+	}
+	return nil
+}
+
+// awaitReady waits until the plugin acts: before, PreEnqueue lets every
+// pod through (PreFilter waits for the informers instead).
+func (h *harness) awaitReady() {
+	h.t.Helper()
+	// The inspection API answers only once the plugin is ready.
+	eventually(h.t, "the plugin ready", func() bool {
+		rec := httptest.NewRecorder()
+		h.insp.Handler(nil).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, inspect.PathPrefix+"/"+inspect.ResourceNodes, nil))
+		return rec.Code == http.StatusOK
+	})
 }
 
 // preFilter starts a cycle for the pod and runs PreFilter.

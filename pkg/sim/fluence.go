@@ -150,6 +150,7 @@ func (f *fluence) Start(env *Env) error {
 	f.core = core
 	f.fw = gang.NewFramework(core, f.bind)
 	f.fw.Observe = f.observe
+	f.fw.PreEnqueue = true // as the scheduler's profile: labelled groups gather before the queue
 	f.node = map[string]int{}
 	for i, n := range env.Cluster().Nodes {
 		f.node[n.Name] = i

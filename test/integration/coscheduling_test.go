@@ -43,9 +43,9 @@ func TestCoschedulingPodGroupFields(t *testing.T) {
 	registry := inv.registry()
 	registry[stallName] = func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return stall, nil }
 	cfg := fluenceConfig(t, map[string]string{"permitTimeout": "5m"})
-	withStall := strings.Replace(cfg, "      queueSort:\n", "      preEnqueue:\n        enabled: [{name: "+stallName+"}]\n      queueSort:\n", 1)
+	withStall := strings.Replace(cfg, "      preEnqueue:\n        enabled: [{name: fluence}]\n", "      preEnqueue:\n        enabled: [{name: fluence}, {name: "+stallName+"}]\n", 1)
 	if withStall == cfg {
-		t.Fatal("the shipped configuration has no queueSort plugins to put preEnqueue before")
+		t.Fatal("the shipped configuration has no preEnqueue plugins to add the stall to")
 	}
 	c.startScheduler(withStall, registry)
 	t.Cleanup(func() {
