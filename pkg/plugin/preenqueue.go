@@ -27,6 +27,13 @@ func (p *Plugin) PreEnqueue(_ context.Context, pod *corev1.Pod) *fwk.Status {
 	if _, labelled, err := k8sadapter.ParseGroup(pod); err != nil || !labelled {
 		return nil // no labelled group, or a malformed one its cycle reports
 	}
+	if staleGatedCondition(pod) {
+		// Its gates were lifted, but its status still says the API
+		// server's "blocked due to non-empty scheduling gates", which
+		// only a failed cycle replaces: one cycle, so the status says
+		// what it waits for. Held from its next activation on.
+		return nil
+	}
 	cp := p.opts.CorePod(pod, true)
 	if cp.Labeled.Key == "" {
 		return nil
@@ -42,4 +49,15 @@ func (p *Plugin) PreEnqueue(_ context.Context, pod *corev1.Pod) *fwk.Status {
 	// The core wakes it; other pods' events need not (podEventHint).
 	p.hints.add(pod.UID)
 	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "fluence: "+why)
+}
+
+// staleGatedCondition reports whether the pod's PodScheduled condition is
+// still the SchedulingGated one the API server set at creation.
+func staleGatedCondition(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			return c.Reason == corev1.PodReasonSchedulingGated
+		}
+	}
+	return false
 }

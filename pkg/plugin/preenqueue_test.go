@@ -55,6 +55,9 @@ func TestPreEnqueueLetsThrough(t *testing.T) {
 		{name: "a group of one", pod: groupPods("one", 1, "1", "1")[0]},
 		{name: "malformed size", pod: groupPods("bad", 1, "three", "1")[0]},
 		{name: "the last pod, not yet seen", known: two[:1], pod: two[1]},
+		// Its status says what the API server wrote while it had gates:
+		// one cycle replaces that with what it waits for.
+		{name: "gates lifted, status still SchedulingGated", pod: withPodScheduled(groupPods("trio", 1, "3", "1")[0], corev1.PodReasonSchedulingGated)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, nodes(1, "4"), tc.known)
@@ -64,6 +67,24 @@ func TestPreEnqueueLetsThrough(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPreEnqueueHoldsAfterOneCycle: a pod whose status a failed cycle
+// already set (reason Unschedulable) is held like a new one.
+func TestPreEnqueueHoldsAfterOneCycle(t *testing.T) {
+	p := withPodScheduled(groupPods("trio", 1, "3", "1")[0], corev1.PodReasonUnschedulable)
+	h := newHarness(t, nodes(1, "4"), []*corev1.Pod{p})
+	h.awaitReady()
+	if s := h.preEnqueue(p); s.Code() != fwk.UnschedulableAndUnresolvable {
+		t.Errorf("PreEnqueue = %v, want held", s)
+	}
+}
+
+// withPodScheduled gives the pod a PodScheduled=False condition with the
+// reason.
+func withPodScheduled(p *corev1.Pod, reason string) *corev1.Pod {
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: reason}}
+	return p
 }
 
 // TestPreEnqueueReleasesRejected: a held group that can no longer fit
