@@ -108,7 +108,8 @@ bench-topology-5k:
 # schedperf: never part of `make test`. The environment chooses the workloads:
 # SCHEDPERF_UPSTREAM (a regexp over upstream's workload names), SCHEDPERF_SHAPES
 # (NODESxGROUPSxSIZE[+LONE],...), SCHEDPERF_REPEAT, SCHEDPERF_VARIANTS
-# (intree,stock,fluence), SCHEDPERF_SETTLE (e.g. 90s: a sleep between creating
+# (intree,stock,fluence; fluence-nogate: fluence without its PreEnqueue),
+# SCHEDPERF_SETTLE (e.g. 90s: a sleep between creating
 # the nodes and the pods, in every variant), SCHEDPERF_REPORT (a file for the
 # table); SCHEDPERF_ARGS: the harness's flags (-data-items-dir DIR -perf-cpuprofile).
 # bench-schedperf-small: 200 nodes, the plumbing (about 3 minutes).

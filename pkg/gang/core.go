@@ -51,8 +51,8 @@ type Config struct {
 	// false: the core rebuilds by itself when their time comes.
 	BuildOutside bool
 	// GatherNotice is how long, in seconds, a labelled group may keep its
-	// pods out of the scheduling queue (Hold) before each gets an event
-	// saying what it waits for. Default 10.
+	// pods out of the scheduling queue (Hold) before its first pod gets a
+	// FluenceGroupWaiting event saying what it waits for. Default 10.
 	GatherNotice int64
 }
 

@@ -62,26 +62,17 @@ func Preempted(p *corev1.Pod) bool {
 // rejected with that reason.
 func (o GraphOptions) CorePod(p *corev1.Pod, owned bool) gang.Pod {
 	r := o.PodRequests(p)
-	out := gang.Pod{
-		UID:       string(p.UID),
-		Namespace: p.Namespace,
-		Name:      p.Name,
-		Created:   p.CreationTimestamp.UnixNano(),
-		Requests:  gang.Resources{MilliCPU: r.MilliCPU, MemoryBytes: r.MemoryBytes, GPU: r.GPU},
-		Priority:  corev1helpers.PodPriority(p),
-		// The admission plugin copies the PriorityClass's preemptionPolicy
-		// onto the pod; a pod that says Never keeps its group from
-		// preempting (unless a PodGroup says otherwise).
-		PreemptNever: p.Spec.PreemptionPolicy != nil && *p.Spec.PreemptionPolicy == corev1.PreemptNever,
-		Preempted:    Preempted(p),
-		Owned:        owned,
-		NodeName:     p.Spec.NodeName,
-		Done:         p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed,
-		Succeeded:    p.Status.Phase == corev1.PodSucceeded,
-		Deleting:     p.DeletionTimestamp != nil,
-		Gated:        len(p.Spec.SchedulingGates) > 0,
-		Allocation:   p.Annotations[AllocationKey],
-	}
+	out := podState(p, owned)
+	out.Created = p.CreationTimestamp.UnixNano()
+	out.Requests = gang.Resources{MilliCPU: r.MilliCPU, MemoryBytes: r.MemoryBytes, GPU: r.GPU}
+	out.Priority = corev1helpers.PodPriority(p)
+	// The admission plugin copies the PriorityClass's preemptionPolicy
+	// onto the pod; a pod that says Never keeps its group from preempting
+	// (unless a PodGroup says otherwise).
+	out.PreemptNever = p.Spec.PreemptionPolicy != nil && *p.Spec.PreemptionPolicy == corev1.PreemptNever
+	out.Preempted = Preempted(p)
+	out.Succeeded = p.Status.Phase == corev1.PodSucceeded
+	out.Allocation = p.Annotations[AllocationKey]
 	if p.Status.Phase == corev1.PodFailed {
 		out.FailReason = p.Status.Reason
 	}
@@ -106,14 +97,49 @@ func (o GraphOptions) CorePod(p *corev1.Pod, owned bool) gang.Pod {
 		out.Filter = f
 	}
 	out.Apart = RepelsItself(p)
-	// A pod naming a Kubernetes PodGroup belongs to it whatever its labels
-	// say (the resolver's first rule): counting it in a labelled group
-	// would place that group for pods that never join it.
-	if sg := p.Spec.SchedulingGroup; sg != nil && sg.PodGroupName != nil && *sg.PodGroupName != "" {
-		return out
-	}
-	if g, found, err := ParseGroup(p); err == nil && found && g.Size > 0 {
-		out.Labeled = gang.NewGroupID(p.Namespace, g.Name, g.Size, gang.SourceLabel)
+	out.Labeled, _ = LabeledGroup(p)
+	return out
+}
+
+// HoldPod is the part of CorePod that gang.Core.Hold reads: who the pod
+// is, its state, its labelled group. PreEnqueue asks it for every pod
+// entering the scheduling queue, under the queue's lock, so it skips the
+// requests, filters and durations only a placement needs.
+func HoldPod(p *corev1.Pod) gang.Pod {
+	out := podState(p, true)
+	if p.Spec.NodeName == "" { // as CorePod: a bound pod's group is its record's
+		out.Labeled, _ = LabeledGroup(p)
 	}
 	return out
+}
+
+// podState is a pod's identity and state, as CorePod and HoldPod both
+// give them.
+func podState(p *corev1.Pod, owned bool) gang.Pod {
+	return gang.Pod{
+		UID:       string(p.UID),
+		Namespace: p.Namespace,
+		Name:      p.Name,
+		Owned:     owned,
+		NodeName:  p.Spec.NodeName,
+		Done:      p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed,
+		Deleting:  p.DeletionTimestamp != nil,
+		Gated:     len(p.Spec.SchedulingGates) > 0,
+	}
+}
+
+// LabeledGroup is the group a pod's own labels name with a size (fluence's
+// labels, or scheduler-plugins' with the legacy size label); false when
+// they name none, a malformed one, or one without a size, and for a pod
+// naming a Kubernetes PodGroup, which belongs to it whatever its labels
+// say (the resolver's first rule): counting it in a labelled group would
+// place that group for pods that never join it.
+func LabeledGroup(p *corev1.Pod) (gang.GroupID, bool) {
+	if sg := p.Spec.SchedulingGroup; sg != nil && sg.PodGroupName != nil && *sg.PodGroupName != "" {
+		return gang.GroupID{}, false
+	}
+	if g, found, err := ParseGroup(p); err == nil && found && g.Size > 0 {
+		return gang.NewGroupID(p.Namespace, g.Name, g.Size, gang.SourceLabel), true
+	}
+	return gang.GroupID{}, false
 }

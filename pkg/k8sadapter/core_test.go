@@ -131,3 +131,36 @@ func TestCorePodNominated(t *testing.T) {
 		}
 	}
 }
+
+// HoldPod gives what CorePod gives for every field Core.Hold reads, for
+// pods in each state it looks at.
+func TestHoldPodAgreesWithCorePod(t *testing.T) {
+	labelled := func() *corev1.Pod { return makePod("p").label(PodGroupKey, "g").label(GroupSizeKey, "4").obj() }
+	pg := "train"
+	for name, p := range map[string]*corev1.Pod{
+		"labelled":          labelled(),
+		"no group":          makePod("p").obj(),
+		"malformed size":    makePod("p").label(PodGroupKey, "g").label(GroupSizeKey, "four").obj(),
+		"scheduler-plugins": makePod("p").label(SchedulingGroupKey, "g").label(LegacySizeKey, "2").obj(),
+		"gated": func() *corev1.Pod {
+			p := labelled()
+			p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "x"}}
+			return p
+		}(),
+		"deleting": func() *corev1.Pod { p := labelled(); now := metav1.Now(); p.DeletionTimestamp = &now; return p }(),
+		"ended":    func() *corev1.Pod { p := labelled(); p.Status.Phase = corev1.PodFailed; return p }(),
+		"bound":    func() *corev1.Pod { p := labelled(); p.Spec.NodeName = "n1"; return p }(),
+		"native podgroup": func() *corev1.Pod {
+			p := labelled()
+			p.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: &pg}
+			return p
+		}(),
+	} {
+		full, hold := GraphOptions{}.CorePod(p, true), HoldPod(p)
+		full.Created, full.Requests, full.Priority, full.PreemptNever, full.Preempted, full.Succeeded, full.Allocation = 0, gang.Resources{}, 0, false, false, false, ""
+		full.FailReason, full.Nominated, full.Invalid, full.Duration, full.Filter, full.Apart = "", "", "", 0, nil, false
+		if full != hold {
+			t.Errorf("%s: HoldPod = %+v, CorePod's = %+v", name, hold, full)
+		}
+	}
+}

@@ -24,7 +24,8 @@ func (p *Plugin) PreEnqueue(_ context.Context, pod *corev1.Pod) *fwk.Status {
 	if !p.active.Load() || !p.ready() {
 		return nil // not acting yet: PreFilter waits for the informers
 	}
-	if _, labelled, err := k8sadapter.ParseGroup(pod); err != nil || !labelled {
+	cp := k8sadapter.HoldPod(pod)
+	if cp.Labeled.Key == "" {
 		return nil // no labelled group, or a malformed one its cycle reports
 	}
 	if staleGatedCondition(pod) {
@@ -32,10 +33,6 @@ func (p *Plugin) PreEnqueue(_ context.Context, pod *corev1.Pod) *fwk.Status {
 		// server's "blocked due to non-empty scheduling gates", which
 		// only a failed cycle replaces: one cycle, so the status says
 		// what it waits for. Held from its next activation on.
-		return nil
-	}
-	cp := p.opts.CorePod(pod, true)
-	if cp.Labeled.Key == "" {
 		return nil
 	}
 	if !p.mu.TryLock() {

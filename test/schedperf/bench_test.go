@@ -45,7 +45,10 @@ import (
 //   - SCHEDPERF_REPEAT: how many times each workload runs (default 1);
 //     the runs interleave the variants (each variant's first run, then
 //     each one's second, ...);
-//   - SCHEDPERF_VARIANTS: which of intree,stock,fluence run;
+//   - SCHEDPERF_VARIANTS: which of intree,stock,fluence run, and
+//     fluence-nogate: fluence's profile without its PreEnqueue (pods of a
+//     group still short of pods enter the queue), to measure what holding
+//     them gains;
 //   - SCHEDPERF_GROUPS: a file for every group's times, one line each
 //     (workload, variant, first PreFilter in ms from the first of the run,
 //     busy ms, span ms, cycles begun): where a mean's tail comes from.
@@ -272,8 +275,11 @@ func buildCases(b *testing.B, upstreamDir, here string) ([]obj, []shape) {
 			"namespace": "gang-ns-0", "podTemplatePath": filepath.Join(here, template), "collectMetrics": true,
 			"templateParams": obj{"podsPerGroup": "$podsPerGroup", "podsPerUnit": "$podsPerUnit"}})
 		tc := obj{"name": name, "featureGates": g, "workloadTemplate": withSettle(ops), "workloads": ws}
+		if schedConfig != "" && !filepath.IsAbs(schedConfig) {
+			schedConfig = filepath.Join(here, schedConfig)
+		}
 		if schedConfig != "" {
-			tc["schedulerConfigPath"] = filepath.Join(here, schedConfig)
+			tc["schedulerConfigPath"] = schedConfig
 		}
 		return tc
 	}
@@ -286,6 +292,10 @@ func buildCases(b *testing.B, upstreamDir, here string) ([]obj, []shape) {
 	// alike rather than on all of one variant's runs.
 	var cases []obj
 	has := func(v string) bool { return slices.Contains(strings.Split(variants, ","), v) }
+	noGate := ""
+	if has("fluence-nogate") {
+		noGate = noGateConfig(b, here)
+	}
 	for r := 1; r <= repeat; r++ {
 		suffix := ""
 		if repeat > 1 {
@@ -308,6 +318,9 @@ func buildCases(b *testing.B, upstreamDir, here string) ([]obj, []shape) {
 			if has("fluence") {
 				cases = append(cases, own("Fluence"+suffix, "pod-fluence.yaml", "fluence-scheduler.yaml", false, fluenceGates, rep(plain, true, r)))
 			}
+			if noGate != "" {
+				cases = append(cases, own("FluenceNoGate"+suffix, "pod-fluence.yaml", noGate, false, fluenceGates, rep(plain, true, r)))
+			}
 		}
 		if len(mixed) > 0 {
 			if has("intree") {
@@ -319,12 +332,33 @@ func buildCases(b *testing.B, upstreamDir, here string) ([]obj, []shape) {
 			if has("fluence") {
 				cases = append(cases, own("FluenceMix"+suffix, "pod-fluence.yaml", "fluence-scheduler.yaml", false, fluenceGates, rep(mixed, true, r)))
 			}
+			if noGate != "" {
+				cases = append(cases, own("FluenceNoGateMix"+suffix, "pod-fluence.yaml", noGate, false, fluenceGates, rep(mixed, true, r)))
+			}
 		}
 	}
 	if len(cases) == 0 {
 		b.Fatal("no workloads: set SCHEDPERF_UPSTREAM or SCHEDPERF_SHAPES")
 	}
 	return cases, shapes
+}
+
+// noGateConfig writes fluence's profile without its preEnqueue plugins
+// to a temporary file and returns its path.
+func noGateConfig(b *testing.B, here string) string {
+	data, err := os.ReadFile(filepath.Join(here, "fluence-scheduler.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	const gate = "      preEnqueue:\n        enabled: [{name: fluence}]\n"
+	if !strings.Contains(string(data), gate) {
+		b.Fatal("testdata/fluence-scheduler.yaml enables no preEnqueue plugin to leave out")
+	}
+	path := filepath.Join(b.TempDir(), "fluence-scheduler-nogate.yaml")
+	if err := os.WriteFile(path, []byte(strings.Replace(string(data), gate, "", 1)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return path
 }
 
 func toInt(v any) int {
@@ -418,6 +452,8 @@ func variantOf(tc string) string {
 		return "stock (no gang)"
 	case "Fluence":
 		return "fluence"
+	case "FluenceNoGate":
+		return "fluence, no PreEnqueue"
 	}
 	return tc
 }
