@@ -492,7 +492,7 @@ func (c *Core) Tick(now int64) {
 		return
 	}
 	engine := c.ensureEngine()
-	c.tickGathering(engine)
+	c.tickGathering()
 	if !engine {
 		return
 	}

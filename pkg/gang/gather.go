@@ -112,22 +112,19 @@ func (c *Core) gatherNote(id GroupID, have int) string {
 // a group sends the group's pods to the queue in the same step.
 func (c *Core) releaseGathered() {
 	for _, key := range slices.Sorted(maps.Keys(c.gatherTouched)) {
-		delete(c.gatherTouched, key)
 		w := c.gathering[key]
-		if w == nil {
-			continue
-		}
-		_, short := c.quorumShort(w.id, "")
-		for _, uid := range slices.Sorted(maps.Keys(w.pods)) {
-			if other, ok := c.podKey[uid]; !short || ok && other != key {
-				c.fx.activatePod(w.pods[uid])
-				delete(w.pods, uid)
-				delete(c.heldKey, uid)
+		if w != nil {
+			_, short := c.quorumShort(w.id, "")
+			for _, uid := range slices.Sorted(maps.Keys(w.pods)) {
+				if other, ok := c.podKey[uid]; !short || ok && other != key {
+					c.gatherGone(uid)
+				}
+			}
+			if len(w.pods) == 0 {
+				delete(c.gathering, key)
 			}
 		}
-		if len(w.pods) == 0 {
-			delete(c.gathering, key)
-		}
+		delete(c.gatherTouched, key) // judged now (gatherGone marks it again)
 	}
 }
 
@@ -154,24 +151,18 @@ func (c *Core) dropHold(uid string) (Ref, bool) {
 	return r, true
 }
 
-// tickGathering runs in the loop: it judges held groups early (a group
-// that can never fit is rejected before all its pods exist, and its pods
-// are released to hear why), and tells the pods of a group that waited
-// GatherNotice what they wait for.
-//
-// engine says the graph is up to date to judge with.
-func (c *Core) tickGathering(engine bool) {
+// tickGathering runs in the loop: it tells the pods of a group that
+// waited GatherNotice what they wait for, and judges again whether each
+// held group still needs to hold (a hold after a refusal ends with time).
+// Held groups are judged early (a group that can never fit is rejected
+// before all its pods exist, and its pods released to hear why) with the
+// other touched groups: Hold and every new pod touch them.
+func (c *Core) tickGathering() {
 	for _, key := range slices.Sorted(maps.Keys(c.gathering)) {
 		w, g := c.gathering[key], c.groups[key]
 		c.gatherTouched[key] = true
-		if g == nil {
-			continue // its pods have not reached the core yet
-		}
-		if engine {
-			c.trySubmit(g) // checkEarly, once per graph and pod count
-		}
-		if w.told || c.now-w.since < c.seconds(c.cfg.GatherNotice) {
-			continue
+		if g == nil || w.told || c.now-w.since < c.seconds(c.cfg.GatherNotice) {
+			continue // (no group: its pods have not reached the core yet)
 		}
 		w.told = true
 		have, _ := c.quorumShort(w.id, "")

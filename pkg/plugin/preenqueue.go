@@ -21,7 +21,7 @@ var _ fwk.PreEnqueuePlugin = &Plugin{}
 // the core's: when the core is busy the pod goes on to a cycle, which
 // answers as it always did.
 func (p *Plugin) PreEnqueue(_ context.Context, pod *corev1.Pod) *fwk.Status {
-	if !p.active.Load() || !p.ready() {
+	if !p.ready() {
 		return nil // not acting yet: PreFilter waits for the informers
 	}
 	cp := k8sadapter.HoldPod(pod)
