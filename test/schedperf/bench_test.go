@@ -469,9 +469,9 @@ func report(b *testing.B, cases []obj, _ []shape, items []item) {
 	if s := os.Getenv("SCHEDPERF_SETTLE"); s != "" {
 		fmt.Fprintf(&sb, "every test case sleeps %s after creating its nodes (SCHEDPERF_SETTLE): upstream's GangScheduling is not as shipped\n", s)
 	}
-	fmt.Fprintf(&sb, "%-44s %-24s %9s %9s | %23s | %8s | %23s | %9s %9s | %23s | %8s %6s\n",
+	fmt.Fprintf(&sb, "%-44s %-24s %9s %9s | %23s | %8s | %23s | %9s %9s | %23s | %8s %6s | %17s\n",
 		"workload", "variant", "pods/s(h)", "pods/s(p)", "busy ms/group mean/p50/p99", "decide", "span ms/group mean/p50/p99", "bind mean", "att/pod",
-		"upstream pg-attempt avg/p50/p99", "heap MiB", "groups")
+		"upstream pg-attempt avg/p50/p99", "heap MiB", "groups", "cpu ms/pod mach/proc busy")
 	type row struct {
 		w, v string
 		line string
@@ -530,6 +530,11 @@ func report(b *testing.B, cases []obj, _ []shape, items []item) {
 		line := fmt.Sprintf("%-44s %-24s %9s %9s | %7.3f %7.3f %7.3f | %8.3f | %7.3f %7.3f %7.3f | %9.1f %9.2f | %23s | %8.0f %6d",
 			w, variantOf(tc), th, own, bs.mean, bs.p50, bs.p99, decide, ss.mean, ss.p50, ss.p99, ds.mean, att, up,
 			float64(r.heapInuse)/(1<<20), len(busy))
+		if mach, proc, share, ok := cpuPerPod(r.cpuStart, r.cpuEnd, r.bound); ok {
+			line += fmt.Sprintf(" | %5.2f %5.2f %4.0f%%", mach, proc, 100*share)
+		} else {
+			line += " |                 -"
+		}
 		if r.bound < r.expectPods {
 			line += fmt.Sprintf("  INCOMPLETE: %d of %d pods bound", r.bound, r.expectPods)
 		}
@@ -577,6 +582,10 @@ upstream pg-attempt: kube-scheduler's scheduler_podgroup_scheduling_attempt_dura
       the figure upstream publishes; in-tree GangScheduling only.
 heap MiB: the process's heap in use (runtime.MemStats.HeapInuse, after a GC) when the last pod was bound;
       the process holds the API server and the harness too (etcd runs in a child process).
+cpu ms/pod: CPU time from the first pod's PreFilter to the last pod's PostBind, per pod bound: mach, the whole
+      machine's (/proc/stat, every process, etcd's included); proc, this process's (getrusage). busy: the
+      machine's non-idle share of its CPUs over that window. Near 100% busy, pods/s is CPU-bound and
+      follows mach; mach does not move when the host lends the CPUs elsewhere, which moves pods/s.
 `
 
 func machine() string {

@@ -79,6 +79,8 @@ type probeRun struct {
 	heapInuse   uint64 // bytes, when the last expected pod was bound
 	heapAtNodes uint64 // bytes, once the nodes were created
 	start, end  time.Time
+	// CPU spent when the first pod's cycle began and the last pod was bound
+	cpuStart, cpuEnd cpuReading
 	// sums, in seconds, of the scheduler's and fluence's histograms when
 	// the last pod was bound (the harness resets them between workloads)
 	sums map[string]float64
@@ -165,6 +167,7 @@ func (f *probed) RunPreFilterPlugins(ctx context.Context, state fwk.CycleState, 
 		r.cycleStart[pod.UID] = now
 		if r.start.IsZero() {
 			r.start = now
+			r.cpuStart = readCPU()
 		}
 		if g := f.pr.group(pod); g != nil {
 			g.attempts++
@@ -220,6 +223,9 @@ func (f *probed) RunPostBindPlugins(ctx context.Context, state fwk.CycleState, p
 		r.bound++
 		r.end = now
 		last = r.bound == r.expectPods
+		if last {
+			r.cpuEnd = readCPU()
+		}
 	}
 	f.pr.mu.Unlock()
 	if last {
