@@ -32,7 +32,7 @@ func (c *Core) Place(p Pod, id GroupID, now int64) Verdict {
 		return Verdict{Node: node}
 	}
 	if g.state == invalid || g.state == rejected {
-		return Verdict{Final: true, Reason: "fluence: pod group " + g.id.Key + " " + g.reason}
+		return Verdict{Final: true, Reason: judged(g)}
 	}
 	c.trySubmit(g)
 	if g.queuedPods() > 0 {
@@ -48,7 +48,7 @@ func (c *Core) Place(p Pod, id GroupID, now int64) Verdict {
 		return Verdict{Node: node}
 	}
 	if g.state == rejected || g.state == invalid {
-		return Verdict{Final: true, Reason: "fluence: pod group " + g.id.Key + " " + g.reason}
+		return Verdict{Final: true, Reason: judged(g)}
 	}
 	if g.joinRefused != "" && g.underway() {
 		return Verdict{Final: true, Reason: fmt.Sprintf("fluence: pod %s cannot join its running group %s: %s", p.String(), g.id.Key, g.joinRefused)}
@@ -306,4 +306,14 @@ func (c *Core) Allocation(uid string) (string, int) {
 		return a.recorded, len(a.slots)
 	}
 	return "", 0
+}
+
+// judged is a rejected or invalid group's answer to its pods' cycles. An
+// invalid group's reason is a sentence naming the group; a rejected one's
+// follows the group's name.
+func judged(g *group) string {
+	if g.state == invalid {
+		return "fluence: " + g.reason
+	}
+	return "fluence: pod group " + g.id.Key + " " + g.reason
 }
