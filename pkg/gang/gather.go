@@ -64,6 +64,7 @@ func (c *Core) Hold(p Pod, now int64) (bool, string) {
 	}
 	w.pods[p.UID] = p.ref()
 	c.heldKey[p.UID] = id.Key
+	c.markKey(id.Key)
 	if g := c.groups[id.Key]; g != nil {
 		c.touch(g) // the loop judges it early (it may never fit) while it gathers
 	}
@@ -148,6 +149,7 @@ func (c *Core) dropHold(uid string) (Ref, bool) {
 	r := w.pods[uid]
 	delete(w.pods, uid)
 	c.gatherTouched[key] = true
+	c.markKey(key)
 	return r, true
 }
 

@@ -37,6 +37,8 @@ type Snapshot struct {
 	Graph  GraphSummary
 
 	format func(int64) string
+	// gatherNotice is Config.GatherNotice, for explanations.
+	gatherNotice int64
 }
 
 // QueueEntry is one request in the queue: the pods of a group still to be
@@ -74,6 +76,9 @@ type GroupStatus struct {
 	// Gated counts its labelled pods that wait for their scheduling
 	// gates; they are not in Pods until the gates are lifted.
 	Gated int
+	// Held counts its pods that wait out of the scheduling queue for the
+	// rest of the group (Hold).
+	Held int
 	// Started is when its earliest live allocation began (a rebuilt graph
 	// does not move it); -1 when none.
 	Started int64
@@ -240,6 +245,7 @@ func (c *Core) snapshotHead() Snapshot {
 		MatchPolicy:    c.cfg.MatchPolicy,
 		QueueConfig:    c.cfg.Queue,
 		format:         c.cfg.FormatTime,
+		gatherNotice:   c.cfg.GatherNotice,
 	}
 	if p := c.cfg.Preemption; p != nil {
 		cp := *p
@@ -410,6 +416,9 @@ func (c *Core) groupBase(g *group) (GroupStatus, waitingOn) {
 		ID: g.id, Phase: g.phase().String(), Reason: g.reason, Priority: g.priority,
 		Pods: len(g.members), Since: g.since, Started: -1, PlannedEnd: -1, ReservedAt: g.reservedAt,
 		Gated: c.gatedCount[g.id.Key],
+	}
+	if w := c.gathering[g.id.Key]; w != nil {
+		st.Held = len(w.pods)
 	}
 	if g.holdUntil > c.now {
 		st.HeldUntil = g.holdUntil

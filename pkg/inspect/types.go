@@ -66,6 +66,9 @@ type Group struct {
 	// group (state gated).
 	Gated int      `json:"gated,omitempty"`
 	Gates []string `json:"gates,omitempty"`
+	// Held counts its pods that wait out of the scheduling queue until the
+	// group has all its pods (a labelled group's, by fluence's PreEnqueue).
+	Held int `json:"held,omitempty"`
 	// FirstSeen is when the scheduler first saw the group; WaitSeconds how
 	// long it waited: until it started, or until now.
 	FirstSeen   time.Time  `json:"firstSeen"`
