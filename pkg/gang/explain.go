@@ -117,11 +117,8 @@ func (s *Snapshot) Explain(key string) (Explanation, bool) {
 		if g.Placed > 0 {
 			e.Details = append(e.Details, fmt.Sprintf("%d of its pods hold a place; it asks for the others once they exist.", g.Placed))
 		}
-		switch {
-		case g.Held == 1:
-			e.Details = append(e.Details, fmt.Sprintf("1 of its pods waits out of the scheduling queue until then: it takes no scheduling cycle, so it has no PodScheduled condition and no FailedScheduling event; once the group has waited %ds, a FluenceGroupWaiting event on its first pod says what it waits for.", s.gatherNotice))
-		case g.Held > 1:
-			e.Details = append(e.Details, fmt.Sprintf("%d of its pods wait out of the scheduling queue until then: they take no scheduling cycle, so they have no PodScheduled condition and no FailedScheduling event; once the group has waited %ds, a FluenceGroupWaiting event on its first pod says what they wait for.", g.Held, s.gatherNotice))
+		if g.Held > 0 {
+			e.Details = append(e.Details, fmt.Sprintf("Held out of the scheduling queue until then: %d of its pods. They take no scheduling cycle, so they have no PodScheduled condition and no FailedScheduling event; once the group has waited %ds, a FluenceGroupWaiting event on its first pod says what it waits for.", g.Held, s.gatherNotice))
 		}
 		e.Details = append(e.Details, "A group is placed whole: the engine takes it up once all its pods exist.")
 	}
