@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	schedutil "k8s.io/kubernetes/pkg/scheduler/util"
 )
 
 func TestRepelsItself(t *testing.T) {
@@ -68,5 +69,44 @@ func TestRepelsItself(t *testing.T) {
 	p = pod(term(nil))
 	if !(GraphOptions{}).CorePod(p, true).Apart {
 		t.Error("CorePod does not mark a pod that repels itself Apart")
+	}
+}
+
+// A pod asking for a host port repels its like: a node gives the port to
+// one pod. Which containers count is kube-scheduler's NodePorts filter's
+// rule (schedutil.GetHostPorts), checked against it here.
+func TestRepelsItselfHostPort(t *testing.T) {
+	always := corev1.ContainerRestartPolicyAlways
+	ports := func(host int32) []corev1.ContainerPort {
+		return []corev1.ContainerPort{{ContainerPort: 2222, HostPort: host, Protocol: corev1.ProtocolTCP}}
+	}
+	for _, tc := range []struct {
+		name string
+		spec corev1.PodSpec
+		want bool
+	}{
+		{"no ports", corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}}, false},
+		{"a container port only", corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Ports: ports(0)}}}, false},
+		{"a host port", corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Ports: ports(2222)}}}, true},
+		{"a host port on the second container", corev1.PodSpec{Containers: []corev1.Container{{Name: "a"}, {Name: "b", Ports: ports(2222)}}}, true},
+		// As the API server stores it: hostNetwork makes container ports host ports.
+		{"hostNetwork", corev1.PodSpec{HostNetwork: true, Containers: []corev1.Container{{Name: "c", Ports: ports(2222)}}}, true},
+		{"an init container that ends first", corev1.PodSpec{
+			InitContainers: []corev1.Container{{Name: "i", Ports: ports(2222)}}, Containers: []corev1.Container{{Name: "c"}}}, false},
+		{"a sidecar (restartable init container)", corev1.PodSpec{
+			InitContainers: []corev1.Container{{Name: "i", RestartPolicy: &always, Ports: ports(2222)}}, Containers: []corev1.Container{{Name: "c"}}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "hpc", Name: "w-0"}, Spec: tc.spec}
+			if got := RepelsItself(p); got != tc.want {
+				t.Errorf("RepelsItself = %v, want %v", got, tc.want)
+			}
+			if filter := len(schedutil.GetHostPorts(p)) > 0; filter != tc.want {
+				t.Errorf("kube-scheduler's NodePorts sees host ports: %v; the case says %v", filter, tc.want)
+			}
+			if got := (GraphOptions{}).CorePod(p, true).Apart; got != tc.want {
+				t.Errorf("CorePod's Apart = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -69,15 +69,12 @@ func TestMetrics(t *testing.T) {
 	standby := startReplica(t, bin, "fluence-b", config, kubeconfig, ports[1], c.Config.BearerToken)
 	waitReady(t, c.Ctx, standby.url)
 
-	// The host-port group first, alone, so that its first placement packs
-	// both pods onto one node.
-	portPods := groupPods("ports", 2, "1", 0, 0)
-	for _, p := range portPods {
-		p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 8080, HostPort: 8080, Protocol: corev1.ProtocolTCP}}
-	}
-	c.createPods(portPods...)
-	waitAllBound(c, portPods, time.Minute)
-	c.waitForEvent(10*time.Second, "ports-0", "FluenceGroupWithdrawn", "turned pod")
+	// The group whose pods repel each other first, alone, so that its
+	// first placement packs both pods onto one node.
+	repelPods := repelUnjudged(groupPods("repel", 2, "1", 0, 0), "repel")
+	c.createPods(repelPods...)
+	waitAllBound(c, repelPods, time.Minute)
+	c.waitForEvent(10*time.Second, "repel-0", "FluenceGroupWithdrawn", "turned pod")
 
 	placed := groupPods("placed", 2, "1", 0, 0)
 	refused := newTestPod("refused", "fluence", "1", "", 0, nil)
@@ -89,9 +86,9 @@ func TestMetrics(t *testing.T) {
 	c.waitForEvent(30*time.Second, huge.Name, "FluenceGroupRejected", "cannot be placed")
 
 	want := map[string]float64{
-		"fluence_group_wait_seconds":      3, // ports, placed, refused
+		"fluence_group_wait_seconds":      3, // repel, placed, refused
 		"fluence_group_rejections_total":  float64(c.eventCount(huge.Name, "FluenceGroupRejected")),
-		"fluence_group_withdrawals_total": float64(c.eventCount("ports-0", "FluenceGroupWithdrawn")),
+		"fluence_group_withdrawals_total": float64(c.eventCount("repel-0", "FluenceGroupWithdrawn")),
 		"fluence_bind_failures_total":     float64(hook.refusals()),
 		"fluence_permit_timeouts_total":   0,
 	}
