@@ -7,12 +7,12 @@ import (
 )
 
 // A node may turn away a pod the engine placed there: kube-scheduler's own
-// filters check what the engine does not model (host ports, volumes, pod
-// affinity and anti-affinity, a pod the framework still counts). Placing
-// the group again by the same rules would choose the same node, and the
-// group would never start. So the core remembers, per pod, the nodes that
-// turned it away, and the group's next placements leave them out for that
-// pod. Each refusal teaches one pod and one node: a group converges in as
+// filters check what the engine does not model (a host port another pod
+// holds, volumes, pod affinity and anti-affinity, a pod the framework
+// still counts). Placing the group again by the same rules would choose
+// the same node, and the group would never start. So the core remembers,
+// per pod, the nodes that turned it away, and the group's next placements
+// leave them out for that pod. Each refusal teaches one pod and one node: a group converges in as
 // many placements as there are refusals, each after the hold TurnedAway
 // sets. The memory is dropped when an allocation of the group is let
 // through (what the nodes refused then no longer matters), when the pod

@@ -368,7 +368,7 @@ func (c *Core) submitPods(g *group, pods []*Pod, submit int64) {
 		}
 		why := err.Error()
 		if onePerNode(js) {
-			why += " (its pods may not share a node: a required pod anti-affinity on the hostname)"
+			why += " (its pods may not share a node: each asks for a host port, or repels its like by a required pod anti-affinity on the hostname)"
 		}
 		c.refuse(g, pods, "cannot be placed on this cluster: "+why)
 		return

@@ -161,10 +161,11 @@ type Pod struct {
 	Duration int64
 	// Filter limits the nodes the pod may run on; nil for any node.
 	Filter NodeFilter
-	// Apart: the pod may not share a node with another pod like it (a
-	// required pod anti-affinity on the hostname that matches its own
-	// labels, as MPI jobs ask for one rank per node). A group whose pods
-	// are all apart is placed on as many distinct nodes.
+	// Apart: the pod may not share a node with another pod like it (it
+	// asks for a host port, or a required pod anti-affinity on the
+	// hostname matches its own labels, as MPI jobs ask for one rank per
+	// node). A group whose pods are all apart is placed on as many
+	// distinct nodes.
 	Apart bool
 	// Invalid, when set, says why the pod's scheduling requirements
 	// cannot be read (a malformed annotation): its group is rejected
