@@ -14,11 +14,11 @@ import (
 // per pod, the nodes that turned it away, and the group's next placements
 // leave them out for that pod. Each refusal teaches one pod and one node:
 // a group converges in as many placements as there are refusals, each
-// after the hold TurnedAway sets. The memory is dropped when an allocation of the group is let
-// through (what the nodes refused then no longer matters), when the pod
-// goes, when it would leave the pod no node at all, and when the group
-// could never be placed with it (then the group is judged without it,
-// never rejected for it). Once dropped so, refusals narrow nothing down
+// after the hold TurnedAway sets. The memory is dropped when an
+// allocation of the group is let through (what the nodes refused then no
+// longer matters), when the pod goes, when it would leave the pod no node
+// at all, and when the group could never be placed with it (then the
+// group is judged without it, never rejected for it). Once dropped so, refusals narrow nothing down
 // any more and the hold between placements doubles (TurnedAway).
 
 // placementHeld forgets the refusals once an allocation of the group is
