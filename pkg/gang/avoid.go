@@ -18,8 +18,9 @@ import (
 // allocation of the group is let through (what the nodes refused then no
 // longer matters), when the pod goes, when it would leave the pod no node
 // at all, and when the group could never be placed with it (then the
-// group is judged without it, never rejected for it). Once dropped so, refusals narrow nothing down
-// any more and the hold between placements doubles (TurnedAway).
+// group is judged without it, never rejected for it). Once dropped so,
+// refusals narrow nothing down any more and the hold between placements
+// doubles (TurnedAway).
 
 // placementHeld forgets the refusals once an allocation of the group is
 // let through: what the nodes refused then no longer matters, and the
