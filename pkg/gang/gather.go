@@ -64,9 +64,11 @@ func (c *Core) Hold(p Pod, now int64) (bool, string) {
 	}
 	w.pods[p.UID] = p.ref()
 	c.heldKey[p.UID] = id.Key
-	c.markKey(id.Key)
 	if g := c.groups[id.Key]; g != nil {
-		c.touch(g) // the loop judges it early (it may never fit) while it gathers
+		// The loop judges it early (it may never fit) while it gathers;
+		// the touch also marks its status (Held) for publishing. Without a
+		// group there is no status to mark.
+		c.touch(g)
 	}
 	return true, c.gatherNote(id, have)
 }

@@ -585,7 +585,7 @@ heap MiB: the process's heap in use (runtime.MemStats.HeapInuse, after a GC) whe
 cpu ms/pod: CPU time from the first pod's PreFilter to the last pod's PostBind, per pod bound: mach, the whole
       machine's (/proc/stat, every process, etcd's included); proc, this process's (getrusage). busy: the
       machine's non-idle share of its CPUs over that window. Near 100% busy, pods/s is CPU-bound and
-      follows mach; mach does not move when the host lends the CPUs elsewhere, which moves pods/s.
+      is the machine's CPUs divided by mach; the host's other tenants can move mach too.
 `
 
 func machine() string {

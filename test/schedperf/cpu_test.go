@@ -14,8 +14,9 @@ import (
 // cpuReading is the CPU time spent so far: by the whole machine (every
 // process, etcd's included) and by this process (API server, harness,
 // scheduler). On a machine whose CPUs the benchmark saturates, pods/s
-// follows CPU per pod; CPU per pod does not move when a neighbour on the
-// host takes cycles, which is what makes pods/s move between runs.
+// follows CPU per pod, so comparing CPU per pod says whether two runs were
+// bound alike. (It is not immune to the host: on a shared VM the same work
+// took from 3.8 to 6.0 ms of CPU per pod in runs a minute apart.)
 type cpuReading struct {
 	busy, total time.Duration // machine: non-idle, and all, summed over CPUs
 	process     time.Duration // this process: user + system
