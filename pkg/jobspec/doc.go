@@ -89,7 +89,9 @@
 // A slot may carry its own constraint under the key requires (Resource.Requires),
 // which the node holding the slot must satisfy. It is a fluence extension
 // (Flux constrains only whole jobs) for pod groups whose pods ask for
-// different node pools; version 1 refuses it.
+// different node pools; version 1 refuses it. A resource without children
+// inside a slot may carry one too: then each vertex it takes must satisfy
+// it (the devices a pod's DRA request admits).
 //
 // # Encoding and building
 //

@@ -158,6 +158,30 @@ attributes: {system: {duration: 60}}
 				t.Errorf("a slot's requires leaked into the job constraint: %v", js.Constraint)
 			}
 		}},
+		{"leaves inside a slot that say which vertices they take", `
+version: 9999
+resources:
+  - type: slot
+    count: 2
+    label: trainer
+    with:
+      - {type: core, count: 4}
+      - {type: device, count: 4, requires: {hostlist: ['dev[0-7]']}}
+      - {type: device, count: 1, requires: {properties: [kind=nic]}}
+tasks: [{command: [x], slot: trainer, count: {per_slot: 1}}]
+attributes: {system: {duration: 60}}
+`, func(t *testing.T, js *Jobspec) {
+			w := js.SlotByLabel("trainer").With
+			if len(w) != 3 || w[1].Type != "device" || w[2].Type != "device" {
+				t.Fatalf("slot contents %+v", w)
+			}
+			if !w[1].Requires.Match("dev3", -1, nil) || w[1].Requires.Match("dev8", -1, nil) {
+				t.Errorf("first device request %v matches the wrong devices", w[1].Requires)
+			}
+			if !w[2].Requires.Equal(Properties("kind=nic")) {
+				t.Errorf("second device request requires %v", w[2].Requires)
+			}
+		}},
 		{"open range, star operator, floats as ints", `
 version: 9999
 resources:
@@ -313,8 +337,12 @@ func TestParseInvalid(t *testing.T) {
 			"resources[0].exclusive", "exclusive: false is not allowed"},
 		{"exclusive not a bool", doc("", "  - {type: node, count: 1, exclusive: yes, with: [{type: slot, count: 1, label: s, with: [{type: core, count: 1}]}]}", "", ""),
 			"resources[0].exclusive", "must be true or false"},
-		{"requires on a core", doc("", "  - {type: slot, count: 1, label: s, with: [{type: core, count: 1, requires: {properties: [gpu]}}]}", "", ""),
-			"resources[0].with[0].requires", "only a slot may carry requires"},
+		{"requires on a node outside a slot", doc("", "  - {type: node, count: 1, requires: {properties: [gpu]}, with: [{type: slot, count: 1, label: s, with: [{type: core, count: 1}]}]}", "", ""),
+			"resources[0].requires", "only a slot, or a resource without children inside a slot, may carry requires"},
+		{"requires on a socket inside a slot", doc("", "  - {type: slot, count: 1, label: s, with: [{type: socket, count: 1, requires: {properties: [gpu]}, with: [{type: core, count: 1}]}]}", "", ""),
+			"resources[0].with[0].requires", "only a slot, or a resource without children inside a slot, may carry requires"},
+		{"repeated leaf without requires", doc("", "  - {type: slot, count: 1, label: s, with: [{type: device, count: 1, requires: {hostlist: [dev0]}}, {type: device, count: 1}]}", "", ""),
+			"resources[0].with[1].type", `duplicate sibling type "device"`},
 		{"requires not a mapping", doc("", "  - {type: slot, count: 1, label: s, requires: [gpu], with: [{type: core, count: 1}]}", "", ""),
 			"resources[0].requires", "a constraint must be a mapping"},
 		{"requires with a bad property", doc("", "  - {type: slot, count: 1, label: s, requires: {properties: ['a|b']}, with: [{type: core, count: 1}]}", "", ""),

@@ -68,7 +68,12 @@ type Resource struct {
 	// satisfy this RFC 31 constraint, as attributes.system.constraints does
 	// for the whole job. A fluence extension, for groups whose pods ask
 	// for different nodes (an MPI launcher on a CPU pool, its workers on
-	// GPU nodes); only slots may carry it, and version 1 has none.
+	// GPU nodes); version 1 has none.
+	//
+	// On a resource without children inside a slot, Requires limits the
+	// vertices it may take instead: each one claimed must satisfy it by
+	// its own name and properties (a pod's DRA request takes only the
+	// devices its selectors admit).
 	Requires *Constraint
 }
 

@@ -68,9 +68,10 @@ func (rv *resourceValidator) list(p *path, rs []*Resource, slot *path, depth int
 		}
 		// The simple traverser cannot tell two siblings of one type apart;
 		// several slots (with distinct labels) are the exception, used for
-		// heterogeneous groups.
-		if j, dup := seen[r.Type]; dup && !r.IsSlot() {
-			return errorf(ip.k("type"), fmt.Sprintf("duplicate sibling type %q (also at %s); only slots may repeat at one level", r.Type, p.i(j)))
+		// heterogeneous groups, and so are leaves inside a slot that each
+		// say which vertices they take (a pod's DRA requests).
+		if j, dup := seen[r.Type]; dup && !r.IsSlot() && !(slot != nil && r.Requires != nil && rs[j].Requires != nil && len(r.With) == 0) {
+			return errorf(ip.k("type"), fmt.Sprintf("duplicate sibling type %q (also at %s); only slots, and leaves inside a slot that carry requires, may repeat at one level", r.Type, p.i(j)))
 		}
 		seen[r.Type] = i
 		if err := rv.resource(ip, r, slot, depth); err != nil {
@@ -100,8 +101,8 @@ func (rv *resourceValidator) resource(p *path, r *Resource, slot *path, depth in
 		rv.labels[r.Label] = p.String()
 	}
 	if r.Requires != nil {
-		if !r.IsSlot() {
-			return errorf(p.k("requires"), "only a slot may carry requires (it names the nodes the slot may be placed on)")
+		if !r.IsSlot() && (slot == nil || len(r.With) > 0) {
+			return errorf(p.k("requires"), "only a slot, or a resource without children inside a slot, may carry requires (it names the nodes the slot may be placed on, or the vertices the resource may take)")
 		}
 		if err := r.Requires.check(p.k("requires"), 0); err != nil {
 			return err

@@ -17,6 +17,9 @@ type Explain struct {
 	// SlotsConstrained counts places a slot was not packed because its
 	// requires refused the node.
 	SlotsConstrained int64
+	// VerticesRefused counts vertices of a requested type (devices) that
+	// no request still short of them admitted by its requires.
+	VerticesRefused int64
 	// Short lists the top-level requests whose count was not met.
 	Short []Shortfall
 	// Missing names requested types the graph does not have at all.
@@ -80,6 +83,9 @@ func (e *Explain) String() string {
 	}
 	if len(nodes) > 0 {
 		parts = append(parts, "nodes: "+strings.Join(nodes, ", "))
+	}
+	if e.VerticesRefused > 0 {
+		parts = append(parts, fmt.Sprintf("%d vertices refused by a request's requires", e.VerticesRefused))
 	}
 	if len(parts) == 0 {
 		return "no matching resources"

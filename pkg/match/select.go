@@ -301,6 +301,29 @@ func typeIndex(level []*req, t resource.TypeID) int {
 	return -1
 }
 
+// takerOf returns the request of the level that takes vertex c, given
+// the first request of its type at i: the first of that type that still
+// needs units and whose requires, if any, admits c itself; -1 when none.
+// Leaves of one type repeat at a level only when each carries requires
+// (a pod's DRA requests, jobspec validation checks it). The choice is
+// greedy in request order: requests whose admitted sets overlap can
+// miss an assignment a matching would find, never take a vertex a
+// request does not admit.
+func (s *selector) takerOf(level []*req, rem []int64, i int, c int32, vx *resource.Vertex) int {
+	for ; i < len(level); i++ {
+		q := level[i]
+		if q.slot || !q.known || q.typ != vx.Type || rem[i] == 0 {
+			continue
+		}
+		if q.requires != nil && !q.requires.Match(vx.DisplayName(), vx.Rank, vx.Properties) {
+			s.ex.VerticesRefused++
+			continue
+		}
+		return i
+	}
+	return -1
+}
+
 // isAnchor: a slot's contents come from one subtree, the nearest node at or
 // above u; graphs without nodes anchor slots where their level is searched.
 func (s *selector) isAnchor(u int32) bool {
@@ -358,7 +381,7 @@ func (s *selector) visit(c int32, level []*req, rem []int64) {
 		return
 	}
 	if i := typeIndex(level, vx.Type); i >= 0 {
-		if rem[i] == 0 {
+		if i = s.takerOf(level, rem, i, c, vx); i < 0 {
 			return
 		}
 		q := level[i]
