@@ -141,6 +141,11 @@ type Core struct {
 	// admitGen.
 	admitCache map[string]admission
 	admitGen   int64
+	// dev holds the marks of the devices pods' requests admit (devices.go).
+	dev deviceMarks
+	// foreignDevices: the devices foreign pods' claims hold, by node and
+	// pod UID.
+	foreignDevices map[string]map[string][]string
 
 	// finishedKey maps finished members, by UID, to their group's key
 	// (members.go); review holds the keys of groups placed once that

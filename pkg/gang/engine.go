@@ -41,6 +41,7 @@ func (c *Core) install(b *BuiltGraph) {
 	c.graphGen++
 	c.touchAll()
 	c.m, c.q, c.vertexOf = b.m, b.q, b.vertexOf
+	c.remark()
 	for _, node := range slices.Sorted(maps.Keys(c.overloaded)) {
 		c.markNode(node, true) // published as overloaded: rendered again
 	}
@@ -170,7 +171,7 @@ func (c *Core) placeForeign(node string) {
 	if !ok {
 		return // not in the graph yet; the next rebuild places them
 	}
-	js, groups, err := groupJobspec([]Shape{ShapeOf(foreignLoad(pods))}, nil, nil, 0, false)
+	js, groups, err := groupJobspec([]Shape{c.foreignShape(node)}, nil, nil, 0, false)
 	if err == nil && len(groups) != 1 {
 		err = fmt.Errorf("node %s: the foreign load made %d slot requests, not one", node, len(groups))
 	}

@@ -51,7 +51,7 @@ type level struct {
 
 // reservedTypes are the vertex types the core gives a meaning to; a level
 // may not take one.
-var reservedTypes = []string{"cluster", typeNode, TypeCPU, TypeMemory, TypeGPU, TypePods}
+var reservedTypes = []string{"cluster", typeNode, TypeCPU, TypeMemory, TypeGPU, TypePods, TypeDevice}
 
 // graphLevels returns the levels of a graph without topology levels: the
 // zone, then the rack when rackLabel is set.
@@ -180,6 +180,11 @@ func buildGraph(nodes []*Node, levels []level) (*resource.Graph, error) {
 		if a.MilliCPU < 0 || a.MemoryBytes < 0 || a.GPU < 0 || a.Pods < 0 {
 			return nil, fmt.Errorf("gang: node %s: negative allocatable resources %+v", n.Name, a)
 		}
+		for k, d := range n.Devices {
+			if d.ID == "" {
+				return nil, fmt.Errorf("gang: node %s: device %d has no ID", n.Name, k)
+			}
+		}
 	}
 	slices.SortFunc(sorted, func(a, b *Node) int { return cmp.Compare(a.Name, b.Name) })
 	for i := 1; i < len(sorted); i++ {
@@ -216,6 +221,12 @@ func buildGraph(nodes []*Node, levels []level) (*resource.Graph, error) {
 	}
 	tNode := g.Intern(typeNode)
 	tCPU, tMem, tGPU, tPods := g.Intern(TypeCPU), g.Intern(TypeMemory), g.Intern(TypeGPU), g.Intern(TypePods)
+	// Interned last, and only where there are devices, so that the type
+	// ids of a graph without them stay as they were.
+	var tDev resource.TypeID
+	if slices.ContainsFunc(sorted, func(n *Node) bool { return len(n.Devices) > 0 }) {
+		tDev = g.Intern(TypeDevice)
+	}
 	uniq := int64(0)
 	add := func(v resource.Vertex, parent int32) (int32, error) {
 		v.UniqID = uniq
@@ -258,6 +269,13 @@ func buildGraph(nodes []*Node, levels []level) (*resource.Graph, error) {
 			for k := range a.GPU {
 				if _, err := add(resource.Vertex{Type: tGPU, Basename: TypeGPU, ID: k, Rank: rank, Size: 1}, nv); err != nil {
 					return fmt.Errorf("gang: node %s: %w", n.Name, err)
+				}
+			}
+			// A device vertex's id is its index in the node's devices,
+			// which is how the core finds the device it stands for.
+			for k, d := range n.Devices {
+				if _, err := add(resource.Vertex{Type: tDev, Basename: TypeDevice, ID: int64(k), Rank: rank, Size: 1, Properties: maps.Clone(d.Attributes)}, nv); err != nil {
+					return fmt.Errorf("gang: node %s: device %s: %w", n.Name, d.ID, err)
 				}
 			}
 		}
@@ -314,6 +332,9 @@ func labelOr(labels map[string]string, key string) string {
 // GPUs; every pod also takes one of its node's pod places.
 type Shape struct {
 	MilliCPU, MemoryMiB, GPU int64
+	// Devices is what the pod's resource claims ask of its node's
+	// devices (devices.go); nil for none. Interned: equal asks are one.
+	Devices *deviceAsk
 }
 
 // ShapeOf converts requests to graph units.
@@ -339,6 +360,7 @@ func (s Shape) with() []*jobspec.ResourceBuilder {
 	if s.GPU > 0 {
 		w = append(w, jobspec.R(TypeGPU, s.GPU))
 	}
+	w = append(w, s.Devices.with()...)
 	return append(w, jobspec.R(TypePods, 1))
 }
 

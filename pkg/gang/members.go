@@ -175,13 +175,13 @@ func (g *group) underway() bool {
 // vacantFor finds a vacant slot the pod may take: same shape and
 // requirements, on a node that still takes work and that the pod may use.
 func (c *Core) vacantFor(g *group, p *Pod) *slot {
-	shape, req := ShapeOf(p.Requests), filterKey(p)
+	req := filterKey(p)
 	for _, a := range g.allocs {
 		if !a.running {
 			continue
 		}
 		for _, s := range a.slots {
-			if s.pod != "" || s.done || s.shape != shape || s.requires != req {
+			if s.pod != "" || s.done || !c.fitsShape(p, s.shape) || s.requires != req {
 				continue
 			}
 			n := c.nodes[s.node]

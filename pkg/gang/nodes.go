@@ -16,13 +16,14 @@ func (c *Core) NodeSet(n Node, now int64) {
 	c.advance(now)
 	n.Labels = maps.Clone(n.Labels)
 	n.Taints = slices.Clone(n.Taints)
+	n.Devices = slices.Clone(n.Devices)
 	old := c.nodes[n.Name]
 	c.nodes[n.Name] = &n
 	if old == nil && c.arrival() {
 		c.markNode(n.Name, true)
 		return
 	}
-	if old == nil || old.Allocatable != n.Allocatable || c.m == nil || c.moved(old, &n) {
+	if old == nil || old.Allocatable != n.Allocatable || c.m == nil || c.moved(old, &n) || !sameDevices(old.Devices, n.Devices) {
 		c.markNode(n.Name, true)
 		c.dirty = true
 		c.shapeGen++

@@ -48,6 +48,7 @@ func (c *Core) PodSeen(p Pod, now int64) {
 		if g := c.groups[key]; g != nil {
 			if a, s := g.slotOf(p.UID); s != nil && s.node == p.NodeName {
 				s.bound, s.reserved = true, true
+				c.heldAsPlaced(a, s, &p)
 				g.members[p.UID] = &p
 				c.touch(g)
 				c.letThrough(g, a)
@@ -192,7 +193,8 @@ func asksOtherwise(a, b *Pod) bool {
 
 func (c *Core) addForeign(p *Pod) {
 	node := p.NodeName
-	if old, ok := c.foreign[node][p.UID]; ok && old == p.Requests {
+	held := heldDevices(p)
+	if old, ok := c.foreign[node][p.UID]; ok && old == p.Requests && slices.Equal(c.foreignDevices[node][p.UID], held) {
 		return
 	}
 	if old, ok := c.foreignNode[p.UID]; ok && old != node {
@@ -202,6 +204,17 @@ func (c *Core) addForeign(p *Pod) {
 		c.foreign[node] = map[string]Resources{}
 	}
 	c.foreign[node][p.UID] = p.Requests
+	if c.foreignDevices == nil {
+		c.foreignDevices = map[string]map[string][]string{}
+	}
+	if c.foreignDevices[node] == nil {
+		c.foreignDevices[node] = map[string][]string{}
+	}
+	if len(held) > 0 {
+		c.foreignDevices[node][p.UID] = held
+	} else {
+		delete(c.foreignDevices[node], p.UID)
+	}
 	c.markNode(node, false)
 	c.foreignAt()[p.UID] = node
 	if !c.dirty && c.m != nil {
@@ -282,7 +295,7 @@ func (c *Core) adopt(p *Pod) {
 		c.setUnplaced(a.id) // the engine takes it when the next rebuild replays it
 		c.planned(g, a)
 	}
-	a.slots = append(a.slots, &slot{shape: ShapeOf(p.Requests), node: p.NodeName, pod: p.UID, name: p.String(), reserved: true, bound: true})
+	a.slots = append(a.slots, &slot{shape: c.shapeOf(p, 0), node: p.NodeName, pod: p.UID, name: p.String(), reserved: true, bound: true})
 	g.members[p.UID] = p
 	c.podKey[p.UID] = key
 	c.dirty = true
@@ -301,6 +314,7 @@ func (c *Core) memberGone(uid string, end ending) {
 	if node, ok := c.foreignNode[uid]; ok {
 		delete(c.foreignNode, uid)
 		delete(c.foreign[node], uid)
+		delete(c.foreignDevices[node], uid)
 		c.markNode(node, false)
 		if !c.dirty && c.m != nil {
 			c.placeForeign(node)

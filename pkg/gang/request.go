@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/fluence-sched/fluence/pkg/jobspec"
+	"github.com/fluence-sched/fluence/pkg/match"
 )
 
 func filterKey(p *Pod) string {
@@ -23,7 +24,40 @@ func joinNames(names []string) string { return strings.Join(names, ",") }
 // When every pod admits the same nodes that is the job's constraint (its
 // explanation then counts the nodes excluded); otherwise each pod's slot
 // carries its own, so a launcher and its workers may use different pools.
+//
+// A pod's device requests with several choices (firstAvailable) are met
+// by one choice for the whole group, the i-th of every such request: the
+// first that fits now, else the first the cluster could ever hold (the
+// group waits for it), else the first (whose rejection says why).
 func (c *Core) groupRequest(g *group, pods []*Pod, standIns int, standIn Shape) (*jobspec.Jobspec, []slotGroup, error) {
+	n := 1
+	for _, p := range pods {
+		n = max(n, choices(p))
+	}
+	if n == 1 || c.m == nil {
+		return c.groupRequestWith(g, pods, standIns, standIn, 0)
+	}
+	ever := -1
+	for i := range n {
+		js, slots, err := c.groupRequestWith(g, pods, standIns, standIn, i)
+		if err != nil {
+			continue
+		}
+		if r, err := c.m.Fits(js, probeJob, c.now); err == nil && r.Status == match.Allocated {
+			return js, slots, nil
+		}
+		if ever < 0 {
+			if r, err := c.m.Match(match.Satisfiability, js, probeJob, c.now); err == nil && r.Status != match.Unsatisfiable {
+				ever = i
+			}
+		}
+	}
+	// Built again: building records the group's planned domain.
+	return c.groupRequestWith(g, pods, standIns, standIn, max(ever, 0))
+}
+
+// groupRequestWith is groupRequest with choice i of every device request.
+func (c *Core) groupRequestWith(g *group, pods []*Pod, standIns int, standIn Shape, choice int) (*jobspec.Jobspec, []slotGroup, error) {
 	var dur int64
 	apart := true
 	// Stand-ins are counted, not listed (groupJobspecWith).
@@ -35,7 +69,7 @@ func (c *Core) groupRequest(g *group, pods []*Pod, standIns int, standIn Shape) 
 		}
 		dur = max(dur, p.Duration)
 		apart = apart && p.Apart
-		shapes = append(shapes, ShapeOf(p.Requests))
+		shapes = append(shapes, c.shapeOf(p, choice))
 		var con *jobspec.Constraint
 		var admits []string // nil: every node
 		if p.Filter != nil {

@@ -204,6 +204,17 @@ func (s *script) exec(f []string) error {
 		if tt := args["taint"]; tt != "" {
 			n.Taints = []Taint{{Key: tt, Effect: "NoSchedule"}}
 		}
+		n.Devices = scriptDevices(n.Name, args["devs"])
+		s.nodes[n.Name] = n
+		s.core.NodeSet(n, s.now)
+	case "slice":
+		// The node's DRA devices change (a ResourceSlice published,
+		// changed or withdrawn): devs= lists them as on node, empty for none.
+		n, ok := s.nodes[f[1]]
+		if !ok {
+			return fmt.Errorf("no node %s", f[1])
+		}
+		n.Devices = scriptDevices(n.Name, args["devs"])
 		s.nodes[n.Name] = n
 		s.core.NodeSet(n, s.now)
 	case "rmnode":
@@ -217,6 +228,7 @@ func (s *script) exec(f []string) error {
 			p.Filter = labelFilter{sel: sel, tol: tol}
 		}
 		p.Invalid = strings.ReplaceAll(args["bad"], "_", " ")
+		p.Devices = scriptRequests(args["req"])
 		p.Apart = args["apart"] == "true" // one per node, as the engine knows it
 		p.Gated = args["gated"] == "true" // scheduling gates: see "ungate"
 		p.PreemptNever = args["preempt"] == "Never"
@@ -303,8 +315,13 @@ func (s *script) exec(f []string) error {
 		s.pods[f[1]] = p
 		s.core.PodSeen(*p, s.now)
 	case "foreign":
+		// held= names the devices its allocated claims hold (node/kind-i).
 		p := &Pod{UID: "uid-" + f[1], Namespace: "ns", Name: f[1], NodeName: args["node"],
 			Requests: Resources{MilliCPU: milli(args["cpu"]), MemoryBytes: bytes(args["mem"])}}
+		if h := args["held"]; h != "" {
+			ids := strings.Split(h, ",")
+			p.Devices = []DeviceRequest{{Name: "claim", Choices: []DeviceChoice{{Count: int64(len(ids)), Filter: NewExactDevices(ids...)}}}}
+		}
 		s.pods[f[1]] = p
 		s.core.PodSeen(*p, s.now)
 	case "plan":
@@ -634,6 +651,81 @@ func (f labelFilter) Why(nodes []*Node) string {
 }
 
 func (f labelFilter) Key() string { return "sel=" + f.sel + ",tol=" + f.tol }
+
+// scriptDevices reads a node's devices: groups joined by +, each
+// <count>x<kind>[:attr=value...], e.g. 4xgpu:mem=80+2xgpu:mem=40. A
+// device is named <node>/<kind>-<i>, i counting per kind on the node,
+// and has the attribute kind besides those given.
+func scriptDevices(node, spec string) []Device {
+	if spec == "" {
+		return nil
+	}
+	var ds []Device
+	perKind := map[string]int{}
+	for _, grp := range strings.Split(spec, "+") {
+		n, rest, _ := strings.Cut(grp, "x")
+		parts := strings.Split(rest, ":")
+		attrs := map[string]string{"kind": parts[0]}
+		for _, kv := range parts[1:] {
+			k, v, _ := strings.Cut(kv, "=")
+			attrs[k] = v
+		}
+		for range atoi(n) {
+			ds = append(ds, Device{ID: fmt.Sprintf("%s/%s-%d", node, parts[0], perKind[parts[0]]), Attributes: attrs})
+			perKind[parts[0]]++
+		}
+	}
+	return ds
+}
+
+// scriptRequests reads a pod's device requests: requests joined by +,
+// each one or more choices joined by | (firstAvailable), each
+// <count>x<kind>[:attr=value...], e.g. 4xgpu:mem=80|8xgpu:mem=40.
+func scriptRequests(spec string) []DeviceRequest {
+	if spec == "" {
+		return nil
+	}
+	var rs []DeviceRequest
+	for i, r := range strings.Split(spec, "+") {
+		req := DeviceRequest{Name: fmt.Sprintf("claim/r%d", i)}
+		for j, ch := range strings.Split(r, "|") {
+			n, rest, _ := strings.Cut(ch, "x")
+			parts := strings.Split(rest, ":")
+			req.Choices = append(req.Choices, DeviceChoice{Name: fmt.Sprintf("c%d", j), Count: atoi(n), Filter: attrFilter{kind: parts[0], attrs: parts[1:]}})
+		}
+		rs = append(rs, req)
+	}
+	return rs
+}
+
+// attrFilter admits devices of a kind whose attributes equal the given
+// k=v pairs.
+type attrFilter struct {
+	kind  string
+	attrs []string
+}
+
+func (f attrFilter) Admits(d *Device) bool {
+	if d.Attributes["kind"] != f.kind {
+		return false
+	}
+	for _, kv := range f.attrs {
+		k, v, _ := strings.Cut(kv, "=")
+		if d.Attributes[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func (f attrFilter) Key() string { return f.kind + ":" + strings.Join(f.attrs, ":") }
+
+func (f attrFilter) Describe() string {
+	if len(f.attrs) == 0 {
+		return f.kind + " devices"
+	}
+	return f.kind + " devices with " + strings.Join(f.attrs, ", ")
+}
 
 // parseMin reads minimum resources: cpu:16,mem:8Gi,gpu:2,pods:10.
 func parseMin(m string) (Resources, error) {

@@ -35,6 +35,10 @@ type Node struct {
 	// that fits only with it waits rather than being rejected) but takes
 	// no new work.
 	Down bool
+	// Devices are the devices the node offers through Dynamic Resource
+	// Allocation, in the order DRA's allocator considers them: one
+	// vertex each under the node (devices.go).
+	Devices []Device
 }
 
 // NodeFilter says which nodes a pod may run on. It is evaluated against
@@ -209,6 +213,11 @@ type Pod struct {
 	// its group does not count it until the gates are lifted: a group
 	// of gated pods holds nothing.
 	Gated bool
+	// Devices are the requests of the pod's resource claims, each taking
+	// devices of the pod's node. A pod whose claims are allocated asks
+	// for exactly the devices they hold (ExactDevices), so that what it
+	// holds is counted where it is, whoever placed it.
+	Devices []DeviceRequest
 	// Allocation is the allocation record written at binding (see
 	// Core.Record), when the pod carries one.
 	Allocation string

@@ -628,3 +628,19 @@ func (m *Matcher) FitsWithoutParts(js *jobspec.Jobspec, id, now int64, without [
 	}
 	return r, err
 }
+
+// Holds reports whether the job claims units of vertex v itself (the
+// core asks whether the devices a pod's allocation names are the ones its
+// job took).
+func (m *Matcher) Holds(id int64, v int32) bool {
+	j, ok := m.jobs[id]
+	if !ok {
+		return false
+	}
+	for _, cl := range j.claims {
+		if cl.v == v && cl.amt > 0 {
+			return true
+		}
+	}
+	return false
+}
