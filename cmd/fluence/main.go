@@ -1,13 +1,17 @@
 // Command fluence is HPC-grade gang scheduling for Kubernetes: one binary
 // whose subcommands share one pure-Go engine (see docs/ and pkg/).
+//
+// `fluence up` and `fluence demo` link a whole control plane (etcd,
+// kube-apiserver, controllers) into this binary; the container image runs
+// cmd/fluence-scheduler instead, which has the scheduler alone.
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
+
+	"github.com/fluence-sched/fluence/internal/schedserver"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -19,30 +23,13 @@ func main() {
 	}
 }
 
+// rootCmd has the scheduler subcommand (kube-scheduler with the fluence
+// plugin registered: every kube-scheduler flag works, and the secure port
+// also serves the inspection API) from internal/schedserver, shared with
+// cmd/fluence-scheduler. deploy/scheduler-config.yaml is a configuration
+// with the fluence profile; deploy/one-scheduler-config.yaml makes it the
+// cluster's only scheduler.
 func rootCmd() *cobra.Command {
-	root := &cobra.Command{
-		Use:           "fluence",
-		Short:         "Gang scheduling for Kubernetes with a pure-Go Fluxion matcher",
-		SilenceUsage:  true,
-		SilenceErrors: false,
-		Args:          cobra.NoArgs,
-		// kube-scheduler's --version flag sits in pflag's global set, which
-		// cobra hands every command; only `fluence scheduler` reads it. On
-		// the root it prints the version, as users expect; elsewhere it is
-		// hidden.
-		Run: func(cmd *cobra.Command, _ []string) {
-			if f := cmd.Flags().Lookup("version"); f != nil && f.Changed {
-				fmt.Fprintln(cmd.OutOrStdout(), version)
-				return
-			}
-			_ = cmd.Help()
-		},
-	}
-	_ = pflag.CommandLine.MarkHidden("version")
-	root.AddCommand(matchCmd(), simCmd(), demoCmd(), upCmd(), benchEngineCmd(), schedulerCmd(), &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Run:   func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), version) },
-	})
-	return root
+	return schedserver.NewRoot("fluence", "Gang scheduling for Kubernetes with a pure-Go Fluxion matcher", version,
+		matchCmd(), simCmd(), demoCmd(), upCmd(), benchEngineCmd())
 }
