@@ -1,7 +1,9 @@
 # The fluence image for those who have Docker: the same image `make image`
-# builds without one (internal/image): one static binary (scheduler, sim,
-# match, demo) at /fluence on an empty base, run as user 65532. The Helm
-# chart in deploy/helm/fluence runs `fluence scheduler`.
+# builds without one (internal/image): one static binary at /fluence on an
+# empty base, run as user 65532. The binary is cmd/fluence-scheduler, the
+# CLI's `scheduler` and `version` commands without `fluence up` and `demo`,
+# so no kube-apiserver or etcd server is linked in. The Helm chart in
+# deploy/helm/fluence runs `/fluence scheduler`.
 #   docker build -t <registry>/fluence:<version> --build-arg VERSION=<version> --build-arg REVISION=$(git rev-parse HEAD) .
 #   docker buildx build --platform linux/amd64,linux/arm64 ...   (cross-compiles; no emulation)
 FROM --platform=$BUILDPLATFORM golang:1.26 AS build
@@ -16,7 +18,7 @@ ARG TARGETARCH
 # kube-scheduler's --version, logs and build-info metric.
 RUN KUBE=$(go list -m -f '{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}' k8s.io/kubernetes) && \
     MAJOR=${KUBE#v} && MAJOR=${MAJOR%%.*} && MINOR=${KUBE#v*.} && MINOR=${MINOR%%.*} && \
-    CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -ldflags "-s -w -X main.version=${VERSION} -X k8s.io/component-base/version.gitVersion=${KUBE} -X k8s.io/component-base/version.gitMajor=${MAJOR} -X k8s.io/component-base/version.gitMinor=${MINOR}" -o /out/fluence ./cmd/fluence
+    CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -ldflags "-s -w -X main.version=${VERSION} -X k8s.io/component-base/version.gitVersion=${KUBE} -X k8s.io/component-base/version.gitMajor=${MAJOR} -X k8s.io/component-base/version.gitMinor=${MINOR}" -o /out/fluence ./cmd/fluence-scheduler
 
 FROM scratch
 ARG VERSION=dev

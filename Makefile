@@ -33,7 +33,8 @@ vet:
 # runs on its own, after the other packages: its checks are on order, not
 # time, but its workloads run in real time, and on a 2-core machine the
 # other packages' tests would share its CPUs.
-# internal/image's TestImage compiles fluence for two platforms: with a cold
+# internal/image's TestImage compiles the image's scheduler (cmd/fluence-scheduler)
+# for two platforms: with a cold
 # build cache that alone takes about 7 minutes of two idle cores, past
 # go test's default 10-minute limit once other packages share them.
 unit:
@@ -141,7 +142,8 @@ sim:
 	$(GO) run ./cmd/fluence sim
 
 # The image for linux/amd64 and linux/arm64, without Docker or any daemon
-# (cmd/fluence-image): into _output/image, an OCI layout (oci/), the same as
+# (cmd/fluence-image), of cmd/fluence-scheduler, the scheduler without the
+# CLI's fluence up and its control plane: into _output/image, an OCI layout (oci/), the same as
 # one OCI archive (fluence.tar) and a docker-archive per platform
 # (fluence-linux-ARCH.docker.tar). docs/install.md says which tool takes which.
 image:
@@ -152,8 +154,8 @@ clean:
 	rm -rf _output
 
 # A release into _output/release (cmd/fluence-release, docs/release.md):
-# fluence and kubectl-fluence for linux and darwin, amd64 and arm64, the
-# image (OCI layout and archive), the chart packaged with the image's digest,
+# fluence and kubectl-fluence for linux and darwin, amd64 and arm64,
+# fluence-scheduler for linux, the image of it (OCI layout and archive), the chart packaged with the image's digest,
 # a CycloneDX SBOM per binary and SHA256SUMS. The version is the VERSION
 # file's (VERSION=0.2.0 overrides); every time recorded is the last commit's.
 .PHONY: release

@@ -1,10 +1,10 @@
 // Command fluence-image builds fluence's container image without a
-// container engine (`make image`): it compiles the static binary for each
-// platform, assembles them under one OCI index (internal/image) and writes
+// container engine (`make image`): it compiles the static scheduler binary
+// (cmd/fluence-scheduler) for each platform, assembles them under one OCI index (internal/image) and writes
 // the OCI layout, an OCI archive and a docker-archive per platform.
 //
-// It is a command of its own so that the fluence binary, which goes into
-// the image, does not carry the image library.
+// It is a command of its own so that no binary that goes into the image
+// carries the image library.
 package main
 
 import (

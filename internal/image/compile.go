@@ -18,10 +18,10 @@ type Build struct {
 	Platform  v1.Platform
 	Version   string // stamped into main.version, printed by `fluence version`
 	Out       string // the binary's path
-	Package   string // the main package to build; "./cmd/fluence" if empty
+	Package   string // the main package to build; Package (the image's) if empty
 }
 
-// Compile builds cmd/fluence (or b.Package) as a static binary for
+// Compile builds the image's binary (or b.Package) as a static binary for
 // b.Platform, the way the Dockerfile does: no cgo (so no libc to bring along on an empty base),
 // -trimpath (no build paths in the binary, so builds on different
 // machines agree), symbols stripped.
@@ -39,7 +39,7 @@ func Compile(ctx context.Context, b Build) error {
 	}
 	pkg := b.Package
 	if pkg == "" {
-		pkg = "./cmd/fluence"
+		pkg = Package
 	}
 	flags := ldflags(b.Version, kube.version, kube.major, kube.minor)
 	cmd := exec.CommandContext(ctx, goCmd, "build", "-trimpath", "-ldflags", flags, "-o", b.Out, pkg)

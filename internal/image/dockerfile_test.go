@@ -43,6 +43,9 @@ func TestDockerfileMatches(t *testing.T) {
 	if !strings.Contains(df, `-trimpath -ldflags "`+ldflags("${VERSION}", "${KUBE}", "${MAJOR}", "${MINOR}")+`"`) {
 		t.Error("the Dockerfile compiles fluence with other flags than Compile's")
 	}
+	if !strings.Contains(df, " -o /out/fluence "+Package+"\n") {
+		t.Errorf("the Dockerfile does not build %s, the image's package", Package)
+	}
 }
 
 func TestParseRelease(t *testing.T) {

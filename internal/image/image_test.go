@@ -1,7 +1,9 @@
 package image
 
 import (
+	"bytes"
 	"context"
+	"debug/buildinfo"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,8 +13,8 @@ import (
 	"time"
 )
 
-// The real image, as `make image` makes it: fluence compiled for every
-// platform of the image, assembled, written, read back from disk and
+// The real image, as `make image` makes it: the scheduler compiled for
+// every platform of the image, assembled, written, read back from disk and
 // checked; then the binary for this machine's platform, taken out of its
 // image's layer, runs `fluence version`.
 //
@@ -54,6 +56,7 @@ func TestImage(t *testing.T) {
 	binaries := checkOutputs(t, out, tag, m, DefaultPlatforms)
 	for _, p := range DefaultPlatforms {
 		checkStaticELF(t, p.Architecture, binaries[p.Architecture])
+		checkSchedulerOnly(t, p.Architecture, binaries[p.Architecture])
 	}
 
 	host, ok := binaries[runtime.GOARCH]
@@ -84,6 +87,25 @@ func TestImage(t *testing.T) {
 	for _, want := range []string{`GitVersion:"` + kube.version + `"`, `Major:"` + kube.major + `"`, `Minor:"` + kube.minor + `"`} {
 		if !strings.Contains(string(got), want) {
 			t.Errorf("fluence scheduler --version=raw printed %s, want %s in it", got, want)
+		}
+	}
+}
+
+// checkSchedulerOnly reads the build information of the image's binary (what
+// `go version -m` prints): it is cmd/fluence-scheduler, and no etcd server
+// module went into it, as `fluence up` would bring.
+func checkSchedulerOnly(t *testing.T, arch string, binary []byte) {
+	t.Helper()
+	info, err := buildinfo.Read(bytes.NewReader(binary))
+	if err != nil {
+		t.Fatalf("the %s binary's build information: %v", arch, err)
+	}
+	if want := "github.com/fluence-sched/fluence/cmd/fluence-scheduler"; info.Path != want {
+		t.Errorf("the %s binary is %s, want %s", arch, info.Path, want)
+	}
+	for _, d := range info.Deps {
+		if strings.HasPrefix(d.Path, "go.etcd.io/etcd/server") {
+			t.Errorf("the %s binary links %s@%s", arch, d.Path, d.Version)
 		}
 	}
 }

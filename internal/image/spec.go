@@ -12,7 +12,13 @@ import (
 // What the image runs and as whom; the Dockerfile and the Helm chart
 // (runAsUser, runAsGroup) say the same.
 const (
+	// Package is the main package the image's binary is built from: the
+	// scheduler alone, without the CLI's `fluence up`, whose control plane
+	// (kube-apiserver, the etcd server) would triple the binary.
+	Package = "./cmd/fluence-scheduler"
 	// BinaryPath is where the binary lies in the image, and its entrypoint.
+	// It keeps the CLI's name: the binary takes the CLI's arguments
+	// (`scheduler --config ...`), so commands written for /fluence run.
 	BinaryPath = "/fluence"
 	// User is distroless's "nonroot": no account of the host, no root.
 	User = "65532:65532"

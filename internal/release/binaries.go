@@ -14,10 +14,20 @@ import (
 var Commands = []Command{
 	{Name: "fluence", Package: "./cmd/fluence"},
 	{Name: "kubectl-fluence", Package: "./cmd/kubectl-fluence"},
+	{Name: ImageCommand, Package: image.Package, OS: "linux"},
 }
 
+// ImageCommand is the command whose linux binaries the image is made of;
+// its SBOMs are the image's.
+const ImageCommand = "fluence-scheduler"
+
 // Command is one program of the release.
-type Command struct{ Name, Package string }
+type Command struct {
+	Name, Package string
+	// OS, when set, is the only one the command is built for: the image's
+	// scheduler runs in a linux container and nowhere else.
+	OS string
+}
 
 // DefaultPlatforms are the platforms a release has binaries for.
 var DefaultPlatforms = []v1.Platform{
@@ -48,6 +58,9 @@ func BuildBinaries(ctx context.Context, moduleDir, dir, version string, platform
 	var out []Binary
 	for _, c := range Commands {
 		for _, p := range platforms {
+			if c.OS != "" && p.OS != c.OS {
+				continue
+			}
 			path := filepath.Join(dir, BinaryName(c.Name, version, p))
 			logf("building %s", path)
 			if err := image.Compile(ctx, image.Build{ModuleDir: moduleDir, Platform: p, Version: version, Out: path, Package: c.Package}); err != nil {

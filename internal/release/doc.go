@@ -1,7 +1,7 @@
 // Package release builds a fluence release into one directory (`make
 // release`, cmd/fluence-release): the fluence and kubectl-fluence binaries
-// for each platform, the multi-arch image made from the linux binaries
-// (internal/image), the Helm chart packaged with that image's digest as its
+// for each platform, the fluence-scheduler binary for each linux platform
+// and the multi-arch image made from those (internal/image), the Helm chart packaged with that image's digest as its
 // default, a CycloneDX SBOM per binary and SHA256SUMS over all of it.
 //
 // One file a step: version.go (the VERSION file), binaries.go, chart.go,

@@ -50,7 +50,7 @@ type Result struct {
 }
 
 // Build builds the release into cfg.Out: the binaries, the image from the
-// linux fluence binaries (the same files), the chart with that image's
+// linux fluence-scheduler binaries (the same files), the chart with that image's
 // digest, an SBOM per binary and the checksums over everything.
 func Build(ctx context.Context, cfg Config) (Result, error) {
 	var res Result
@@ -75,7 +75,7 @@ func Build(ctx context.Context, cfg Config) (Result, error) {
 
 	var imageBins []image.Binary
 	for _, b := range bins {
-		if b.Command == "fluence" && b.Platform.OS == "linux" {
+		if b.Command == ImageCommand {
 			imageBins = append(imageBins, image.Binary{Platform: b.Platform, Path: b.Path})
 		}
 	}
