@@ -95,9 +95,13 @@ var (
 		Name:      "group_wait_seconds",
 		Help: "Time a pod group waited to be placed: from when the scheduler first saw a pod of it to when its first placement was let through whole (every pod of it reserved). " +
 			"Once per group, a withdrawn placement's wait included; a pod outside any group counts as a group of one.",
-		// Round numbers from 10 ms to an hour, so an alert's threshold
-		// can be a bucket's bound.
-		Buckets:        []float64{0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600},
+		// Round numbers from 10 ms to four hours, so an alert's threshold
+		// can be a bucket's bound. histogram_quantile reads a quantile
+		// beyond the top finite bound as that bound, so a threshold must
+		// lie below it: 3,600 s, the wait alert's documented setting,
+		// needs the buckets past an hour (the chart's schema refuses a
+		// threshold of 14,400 s or more).
+		Buckets:        []float64{0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400},
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"profile"})
 	groupRejections = metrics.NewCounterVec(&metrics.CounterOpts{

@@ -148,7 +148,9 @@ func TestGroupsDecidedCounted(t *testing.T) {
 			name:  "waits in milliseconds",
 			fx:    gang.Effects{Placed: []gang.GroupPlaced{{Group: "ns/a", Waited: 20}, {Group: "ns/b", Waited: 1500}, {Group: "ns/c", Waited: 4_000_000}}},
 			waits: []float64{0.02, 1.5, 4000},
-			le:    map[float64]uint64{0.01: 0, 0.05: 1, 1: 1, 5: 2, 3600: 2},
+			// 4,000 s is past an hour and within the next bucket: an
+			// alert at 3,600 s can see it.
+			le: map[float64]uint64{0.01: 0, 0.05: 1, 1: 1, 5: 2, 3600: 2, 7200: 3, 14400: 3},
 		},
 		{
 			name:       "rejections and withdrawals",
@@ -184,10 +186,19 @@ func TestGroupsDecidedCounted(t *testing.T) {
 			if err != nil || len(vec) != 1 {
 				t.Fatalf("fluence_group_wait_seconds{profile=%q}: %d series (%v)", profile, len(vec), err)
 			}
+			found := 0
 			for _, b := range vec[0].GetBucket() {
-				if want, ok := tc.le[b.GetUpperBound()]; ok && b.GetCumulativeCount() != want {
+				want, ok := tc.le[b.GetUpperBound()]
+				if !ok {
+					continue
+				}
+				found++
+				if b.GetCumulativeCount() != want {
 					t.Errorf("bucket le=%v holds %d waits, want %d", b.GetUpperBound(), b.GetCumulativeCount(), want)
 				}
+			}
+			if found != len(tc.le) {
+				t.Errorf("%d of the buckets %v exist", found, tc.le)
 			}
 		})
 	}
