@@ -40,6 +40,9 @@ type Options struct {
 	APIServerFlags []string
 	// JobController runs the Job controller.
 	JobController bool
+	// ClaimController runs the ResourceClaim controller, which makes
+	// pods' claims from their ResourceClaimTemplates.
+	ClaimController bool
 	// GarbageCollector runs the garbage collector and the namespace
 	// controller: deleting an owner (a Job) deletes what it owns (its
 	// pods), and deleting a namespace deletes what is in it.
@@ -132,6 +135,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	}
 	if opts.JobController {
 		if err := startJobController(ctx, c.Config, &c.workers); err != nil {
+			return nil, err
+		}
+	}
+	if opts.ClaimController {
+		if err := startClaimController(ctx, c.Config, &c.workers); err != nil {
 			return nil, err
 		}
 	}

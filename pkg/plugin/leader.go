@@ -135,10 +135,10 @@ func (p *Plugin) activate() error {
 	p.mu.Lock()
 	now := p.now()
 	for _, n := range ns {
-		p.core.NodeSet(p.opts.CoreNode(n), now)
+		p.core.NodeSet(p.coreNode(n), now)
 	}
 	for _, pod := range pods {
-		p.core.PodSeen(p.opts.CorePod(pod, p.owns(pod)), now)
+		p.core.PodSeen(p.corePod(pod, p.owns(pod)), now)
 	}
 	p.active.Store(true)
 	fx := p.core.Ready()

@@ -74,7 +74,7 @@ func (p *Plugin) onOwnPod(pod *corev1.Pod) {
 	if err != nil || cur.UID != pod.UID || !p.owns(cur) {
 		return // gone since, or not this profile's (a client that ignores field selectors)
 	}
-	cp := p.opts.CorePod(cur, true)
+	cp := p.corePod(cur, true)
 	if cp.NodeName != "" || cp.Done {
 		p.hints.remove(cur.UID)
 	}

@@ -79,6 +79,8 @@ type Plugin struct {
 	trace func(TraceEvent)
 	// binds bounds the Bindings in flight, in arrival order.
 	binds *semaphore.Weighted
+	// dra: devices and claims (devices.go); nil without informers.
+	dra *draState
 
 	// mu serialises the core, which is not safe for concurrent use.
 	mu   sync.Mutex
@@ -260,10 +262,15 @@ func newFromArgs(ctx context.Context, obj runtime.Object, h fwk.Handle, lead *Le
 	if src.Custom != nil {
 		src.Custom.OnSpecChanged(p.groupChanged)
 	}
+	draSynced, err := p.watchDevices(f)
+	if err != nil {
+		return nil, err
+	}
 	// Jobs and StatefulSets size groups; their informers must run too, and
 	// so must those of the custom resources served at start.
 	p.informed = []cache.InformerSynced{nodeReg.HasSynced, podReg.HasSynced,
 		f.Batch().V1().Jobs().Informer().HasSynced, f.Apps().V1().StatefulSets().Informer().HasSynced}
+	p.informed = append(p.informed, draSynced...)
 	if ownSynced != nil {
 		p.informed = append(p.informed, ownSynced)
 	}
@@ -376,7 +383,7 @@ func (p *Plugin) onNode(n *corev1.Node) {
 	if !ok {
 		return
 	}
-	cn := p.opts.CoreNode(n)
+	cn := p.coreNode(n)
 	p.feed(func(now int64) { p.core.NodeSet(cn, now) })
 	p.wake()
 }
@@ -389,7 +396,7 @@ func (p *Plugin) onPod(pod *corev1.Pod) {
 	if !ok {
 		return
 	}
-	cp := p.opts.CorePod(pod, p.owns(pod))
+	cp := p.corePod(pod, p.owns(pod))
 	if cp.NodeName != "" || cp.Done {
 		p.hints.remove(pod.UID)
 	}
@@ -561,7 +568,7 @@ func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *corev
 		p.retry.add(pod)
 		return nil, fwk.NewStatus(fwk.Unschedulable, err.Error())
 	}
-	cp := p.opts.CorePod(pod, true)
+	cp := p.corePod(pod, true)
 	var v gang.Verdict
 	p.do(func(now int64) { v = p.core.Place(cp, id, now) })
 	if v.Node == "" {

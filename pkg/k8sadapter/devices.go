@@ -1,0 +1,337 @@
+package k8sadapter
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/dynamic-resource-allocation/cel"
+
+	"github.com/fluence-sched/fluence/pkg/gang"
+)
+
+// DeviceIndex is the devices ResourceSlices publish, as the core and the
+// pods' device filters see them: per node, the devices in the order
+// kube-scheduler's allocator considers them, and by ID the API's own
+// description, which CEL selectors are evaluated against.
+//
+// Only devices the core can count exactly are offered: a device of a
+// slice reachable from several nodes (nodeSelector, allNodes), one that
+// draws on a partitionable device's shared counters, and one with a
+// NoSchedule or NoExecute taint are left out, so a group needing them is
+// rejected or waits rather than being placed where the DynamicResources
+// plugin would turn it away. Slices of a pool older than its newest
+// generation are ignored, as the allocator ignores them.
+//
+// One index lives as long as the scheduler: Set takes the slices anew,
+// and the filters made from it read what it holds then (the core marks
+// devices with them under its own lock, while slices change).
+type DeviceIndex struct {
+	mu     sync.RWMutex
+	byNode map[string][]gang.Device
+	byID   map[string]indexed
+}
+
+type indexed struct {
+	driver string
+	dev    *resourceapi.Device
+}
+
+// NewDeviceIndex indexes the slices.
+func NewDeviceIndex(slices_ []*resourceapi.ResourceSlice) *DeviceIndex {
+	x := &DeviceIndex{}
+	x.Set(slices_)
+	return x
+}
+
+// Set indexes the slices in place of what the index held, and returns
+// the nodes whose devices changed, sorted.
+func (x *DeviceIndex) Set(slices_ []*resourceapi.ResourceSlice) []string {
+	byNode, byID := map[string][]gang.Device{}, map[string]indexed{}
+	newest := map[string]int64{}
+	for _, s := range slices_ {
+		k := s.Spec.Driver + "/" + s.Spec.Pool.Name
+		newest[k] = max(newest[k], s.Spec.Pool.Generation)
+	}
+	sorted := slices.Clone(slices_)
+	slices.SortFunc(sorted, func(a, b *resourceapi.ResourceSlice) int {
+		return cmp.Or(cmp.Compare(a.Spec.Driver, b.Spec.Driver), cmp.Compare(a.Spec.Pool.Name, b.Spec.Pool.Name), cmp.Compare(a.Name, b.Name))
+	})
+	for _, s := range sorted {
+		node := ptrOr(s.Spec.NodeName)
+		if node == "" || s.Spec.Pool.Generation < newest[s.Spec.Driver+"/"+s.Spec.Pool.Name] {
+			continue
+		}
+		for i := range s.Spec.Devices {
+			d := &s.Spec.Devices[i]
+			if len(d.ConsumesCounters) > 0 || refusesScheduling(d.Taints) {
+				continue
+			}
+			id := s.Spec.Driver + "/" + s.Spec.Pool.Name + "/" + d.Name
+			if _, dup := byID[id]; dup {
+				continue
+			}
+			byID[id] = indexed{driver: s.Spec.Driver, dev: d}
+			byNode[node] = append(byNode[node], gang.Device{ID: id, Attributes: attributeStrings(s.Spec.Driver, d)})
+		}
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var changed []string
+	for n, ds := range byNode {
+		if !slices.EqualFunc(ds, x.byNode[n], func(a, b gang.Device) bool { return a.ID == b.ID && maps.Equal(a.Attributes, b.Attributes) }) {
+			changed = append(changed, n)
+		}
+	}
+	for n := range x.byNode {
+		if _, ok := byNode[n]; !ok {
+			changed = append(changed, n)
+		}
+	}
+	x.byNode, x.byID = byNode, byID
+	slices.Sort(changed)
+	return changed
+}
+
+func ptrOr(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func refusesScheduling(ts []resourceapi.DeviceTaint) bool {
+	return slices.ContainsFunc(ts, func(t resourceapi.DeviceTaint) bool {
+		return t.Effect == resourceapi.DeviceTaintEffectNoSchedule || t.Effect == resourceapi.DeviceTaintEffectNoExecute
+	})
+}
+
+// attributeStrings renders a device's attributes and capacities as vertex
+// properties: qualified names (the driver's domain where a name has
+// none), values as strings, capacities under capacity/<name>.
+func attributeStrings(driver string, d *resourceapi.Device) map[string]string {
+	out := map[string]string{"dra.driver": driver}
+	qualify := func(n resourceapi.QualifiedName) string {
+		if strings.Contains(string(n), "/") {
+			return string(n)
+		}
+		return driver + "/" + string(n)
+	}
+	for n, a := range d.Attributes {
+		var v string
+		switch {
+		case a.StringValue != nil:
+			v = *a.StringValue
+		case a.IntValue != nil:
+			v = fmt.Sprint(*a.IntValue)
+		case a.BoolValue != nil:
+			v = fmt.Sprint(*a.BoolValue)
+		case a.VersionValue != nil:
+			v = *a.VersionValue
+		}
+		out[qualify(n)] = v
+	}
+	for n, c := range d.Capacity {
+		out["capacity/"+qualify(n)] = c.Value.String()
+	}
+	return out
+}
+
+// Devices are the node's devices, for gang.Node.Devices.
+func (x *DeviceIndex) Devices(node string) []gang.Device {
+	if x == nil {
+		return nil
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.byNode[node]
+}
+
+// ClaimSource finds what a pod's claims ask: the claims and templates by
+// name, the device classes by name. Listers satisfy it in the plugin.
+type ClaimSource interface {
+	Claim(namespace, name string) (*resourceapi.ResourceClaim, bool)
+	Template(namespace, name string) (*resourceapi.ResourceClaimTemplate, bool)
+	Class(name string) (*resourceapi.DeviceClass, bool)
+}
+
+// PodClaims is what a pod's resource claims ask of the core.
+type PodClaims struct {
+	Requests []gang.DeviceRequest
+	// Invalid says why the claims cannot be read or placed (a class
+	// that does not exist, a CEL expression that does not compile, an
+	// allocation mode fluence does not model).
+	Invalid string
+	// Waiting says what the pod waits for before it can be scheduled at
+	// all (its claim is not created yet).
+	Waiting string
+}
+
+// PodDevices reads a pod's resource claims. A claim made for the pod from
+// a template asks for its template's devices until it is allocated, then
+// for exactly the devices it holds. A claim the pod names directly may be
+// shared with other pods: it adds no per-pod demand (kube-scheduler's
+// DynamicResources plugin allocates it once, and its allocation limits
+// the nodes); fluence does not yet confine a group to the nodes such a
+// claim reaches (docs/dra.md).
+func (x *DeviceIndex) PodDevices(pod *corev1.Pod, src ClaimSource, cache *cel.Cache) PodClaims {
+	var out PodClaims
+	for _, pc := range pod.Spec.ResourceClaims {
+		if pc.ResourceClaimName != nil {
+			continue
+		}
+		if pc.ResourceClaimTemplateName == nil {
+			continue
+		}
+		var claim *resourceapi.ResourceClaim
+		for _, st := range pod.Status.ResourceClaimStatuses {
+			if st.Name == pc.Name && st.ResourceClaimName != nil {
+				claim, _ = src.Claim(pod.Namespace, *st.ResourceClaimName)
+			}
+		}
+		if claim != nil && claim.Status.Allocation != nil {
+			var ids []string
+			for _, r := range claim.Status.Allocation.Devices.Results {
+				if r.AdminAccess != nil && *r.AdminAccess {
+					continue
+				}
+				ids = append(ids, r.Driver+"/"+r.Pool+"/"+r.Device)
+			}
+			if len(ids) > 0 {
+				out.Requests = append(out.Requests, gang.DeviceRequest{Name: claim.Name, Choices: []gang.DeviceChoice{{Name: "allocated", Count: int64(len(ids)), Filter: gang.NewExactDevices(ids...)}}})
+			}
+			continue
+		}
+		var spec *resourceapi.ResourceClaimSpec
+		name := pc.Name
+		if claim != nil {
+			spec, name = &claim.Spec, claim.Name
+		} else if t, ok := src.Template(pod.Namespace, *pc.ResourceClaimTemplateName); ok {
+			spec = &t.Spec.Spec
+		} else {
+			out.Waiting = fmt.Sprintf("resource claim template %s/%s does not exist", pod.Namespace, *pc.ResourceClaimTemplateName)
+			continue
+		}
+		reqs, why := x.requests(name, spec, src, cache)
+		if why != "" && out.Invalid == "" {
+			out.Invalid = fmt.Sprintf("claim %s: %s", pc.Name, why)
+		}
+		out.Requests = append(out.Requests, reqs...)
+	}
+	return out
+}
+
+// requests translates a claim's device requests.
+func (x *DeviceIndex) requests(claim string, spec *resourceapi.ResourceClaimSpec, src ClaimSource, cache *cel.Cache) ([]gang.DeviceRequest, string) {
+	var out []gang.DeviceRequest
+	for _, r := range spec.Devices.Requests {
+		req := gang.DeviceRequest{Name: claim + "/" + r.Name}
+		switch {
+		case r.Exactly != nil:
+			ch, why := x.choice(r.Name, r.Exactly.DeviceClassName, r.Exactly.Selectors, r.Exactly.AllocationMode, r.Exactly.Count, r.Exactly.AdminAccess, src, cache)
+			if why != "" {
+				return nil, fmt.Sprintf("request %s: %s", r.Name, why)
+			}
+			if ch == nil {
+				continue
+			}
+			req.Choices = append(req.Choices, *ch)
+		case len(r.FirstAvailable) > 0:
+			for _, sub := range r.FirstAvailable {
+				ch, why := x.choice(sub.Name, sub.DeviceClassName, sub.Selectors, sub.AllocationMode, sub.Count, nil, src, cache)
+				if why != "" {
+					return nil, fmt.Sprintf("request %s/%s: %s", r.Name, sub.Name, why)
+				}
+				if ch != nil {
+					req.Choices = append(req.Choices, *ch)
+				}
+			}
+		}
+		if len(req.Choices) > 0 {
+			out = append(out, req)
+		}
+	}
+	return out, ""
+}
+
+// choice is one way to meet a request; nil for one that takes no device
+// from others (admin access).
+func (x *DeviceIndex) choice(name, class string, sels []resourceapi.DeviceSelector, mode resourceapi.DeviceAllocationMode, count int64, admin *bool, src ClaimSource, cache *cel.Cache) (*gang.DeviceChoice, string) {
+	if admin != nil && *admin {
+		return nil, ""
+	}
+	if mode == resourceapi.DeviceAllocationModeAll {
+		return nil, "allocationMode All is not placed by fluence yet"
+	}
+	if count <= 0 {
+		count = 1
+	}
+	dc, ok := src.Class(class)
+	if !ok {
+		return nil, fmt.Sprintf("device class %s does not exist", class)
+	}
+	f := &celFilter{index: x, class: class}
+	var exprs []string
+	for _, s := range dc.Spec.Selectors {
+		if s.CEL != nil {
+			exprs = append(exprs, s.CEL.Expression)
+		}
+	}
+	var own []string
+	for _, s := range sels {
+		if s.CEL != nil {
+			exprs = append(exprs, s.CEL.Expression)
+			own = append(own, s.CEL.Expression)
+		}
+	}
+	for _, e := range exprs {
+		r := cache.GetOrCompile(e)
+		if r.Error != nil {
+			return nil, fmt.Sprintf("CEL selector %q: %v", e, r.Error)
+		}
+		f.progs = append(f.progs, r)
+	}
+	f.key = "class=" + class + ";" + strings.Join(exprs, ";")
+	f.desc = "devices of class " + class
+	if len(own) > 0 {
+		f.desc += " with " + strings.Join(own, " && ")
+	}
+	return &gang.DeviceChoice{Name: name, Count: count, Filter: f}, ""
+}
+
+// celFilter admits the devices a class's and a request's CEL selectors
+// all accept, evaluated by Kubernetes' own DRA CEL library. A device the
+// index does not know, or an expression that fails at run time, is not
+// admitted.
+type celFilter struct {
+	index     *DeviceIndex
+	class     string
+	progs     []cel.CompilationResult
+	key, desc string
+}
+
+func (f *celFilter) Admits(d *gang.Device) bool {
+	f.index.mu.RLock()
+	ix, ok := f.index.byID[d.ID]
+	f.index.mu.RUnlock()
+	if !ok {
+		return false
+	}
+	in := cel.Device{Driver: ix.driver, Attributes: ix.dev.Attributes, Capacity: ix.dev.Capacity, AllowMultipleAllocations: ix.dev.AllowMultipleAllocations}
+	for _, p := range f.progs {
+		ok, _, err := p.DeviceMatches(context.Background(), in)
+		if err != nil || !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *celFilter) Key() string      { return f.key }
+func (f *celFilter) Describe() string { return f.desc }

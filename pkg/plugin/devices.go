@@ -1,0 +1,147 @@
+package plugin
+
+import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	resourcelisters "k8s.io/client-go/listers/resource/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/dynamic-resource-allocation/cel"
+
+	"github.com/fluence-sched/fluence/pkg/gang"
+	"github.com/fluence-sched/fluence/pkg/k8sadapter"
+)
+
+// draState is what the plugin reads of Dynamic Resource Allocation: the
+// devices ResourceSlices publish (one index, updated as slices change)
+// and the claims, templates and classes a pod's claims name. The
+// informers are the scheduler's own, which its DynamicResources plugin
+// watches too.
+type draState struct {
+	index     *k8sadapter.DeviceIndex
+	slices    resourcelisters.ResourceSliceLister
+	claims    resourcelisters.ResourceClaimLister
+	templates resourcelisters.ResourceClaimTemplateLister
+	classes   resourcelisters.DeviceClassLister
+	cel       *cel.Cache
+}
+
+// celCacheSize is how many compiled CEL selectors are kept, as
+// kube-scheduler's own DRA plugin keeps.
+const celCacheSize = 10
+
+func (d *draState) Claim(ns, name string) (*resourceapi.ResourceClaim, bool) {
+	c, err := d.claims.ResourceClaims(ns).Get(name)
+	return c, err == nil
+}
+
+func (d *draState) Template(ns, name string) (*resourceapi.ResourceClaimTemplate, bool) {
+	t, err := d.templates.ResourceClaimTemplates(ns).Get(name)
+	return t, err == nil
+}
+
+func (d *draState) Class(name string) (*resourceapi.DeviceClass, bool) {
+	c, err := d.classes.Get(name)
+	return c, err == nil
+}
+
+// watchDevices registers the DRA informers' handlers: a slice changed
+// re-feeds the nodes whose devices changed; a claim changed (allocated,
+// released) re-feeds the pods it is reserved for or was made for.
+func (p *Plugin) watchDevices(f informers.SharedInformerFactory) ([]cache.InformerSynced, error) {
+	r := f.Resource().V1()
+	p.dra = &draState{
+		index:     k8sadapter.NewDeviceIndex(nil),
+		slices:    r.ResourceSlices().Lister(),
+		claims:    r.ResourceClaims().Lister(),
+		templates: r.ResourceClaimTemplates().Lister(),
+		classes:   r.DeviceClasses().Lister(),
+		cel:       cel.NewCache(celCacheSize, cel.Features{EnableConsumableCapacity: true}),
+	}
+	onSlice := func(any) { p.slicesChanged() }
+	sliceReg, err := r.ResourceSlices().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: onSlice, UpdateFunc: func(_, o any) { onSlice(o) }, DeleteFunc: onSlice,
+	})
+	if err != nil {
+		return nil, err
+	}
+	onClaim := func(o any) {
+		if c, ok := objectOf[*resourceapi.ResourceClaim](o); ok {
+			p.claimChanged(c)
+		}
+	}
+	claimReg, err := r.ResourceClaims().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: onClaim, UpdateFunc: func(_, o any) { onClaim(o) }, DeleteFunc: onClaim,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return []cache.InformerSynced{sliceReg.HasSynced, claimReg.HasSynced,
+		r.ResourceClaimTemplates().Informer().HasSynced, r.DeviceClasses().Informer().HasSynced}, nil
+}
+
+// slicesChanged indexes the slices again and feeds the core the nodes
+// whose devices changed.
+func (p *Plugin) slicesChanged() {
+	all, err := p.dra.slices.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, name := range p.dra.index.Set(all) {
+		if n, err := p.nodes.Get(name); err == nil {
+			p.onNode(n)
+		}
+	}
+}
+
+// claimChanged feeds the core again the pods a claim is reserved for, and
+// the pod it was made for from a template.
+func (p *Plugin) claimChanged(c *resourceapi.ResourceClaim) {
+	var names []string
+	for _, r := range c.Status.ReservedFor {
+		if r.Resource == "pods" {
+			names = append(names, r.Name)
+		}
+	}
+	for _, o := range c.OwnerReferences {
+		if o.Kind == "Pod" {
+			names = append(names, o.Name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range slices.Compact(names) {
+		if pod, err := p.pods.Pods(c.Namespace).Get(name); err == nil {
+			p.onPod(pod)
+		}
+	}
+}
+
+// coreNode is the node as the core sees it, with its devices.
+func (p *Plugin) coreNode(n *corev1.Node) gang.Node {
+	cn := p.opts.CoreNode(n)
+	if p.dra != nil {
+		cn.Devices = p.dra.index.Devices(n.Name)
+	}
+	return cn
+}
+
+// corePod is the pod as the core sees it, with what its claims ask. A
+// claim fluence cannot read or place makes the pod invalid, with why.
+func (p *Plugin) corePod(pod *corev1.Pod, owned bool) gang.Pod {
+	cp := p.opts.CorePod(pod, owned)
+	if p.dra == nil || len(pod.Spec.ResourceClaims) == 0 {
+		return cp
+	}
+	pc := p.dra.index.PodDevices(pod, p.dra, p.dra.cel)
+	cp.Devices = pc.Requests
+	if cp.Invalid == "" {
+		cp.Invalid = pc.Invalid
+		if cp.Invalid == "" && owned && cp.NodeName == "" {
+			cp.Invalid = pc.Waiting
+		}
+	}
+	return cp
+}
