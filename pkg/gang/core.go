@@ -143,9 +143,10 @@ type Core struct {
 	admitGen   int64
 	// dev holds the marks of the devices pods' requests admit (devices.go).
 	dev deviceMarks
-	// foreignDevices: the devices foreign pods' claims hold, by node and
-	// pod UID.
-	foreignDevices map[string]map[string][]string
+	// claimUser: the pod (UID) using each claim (namespace/name), and
+	// claimsOf each pod's claims (devices.go).
+	claimUser map[string]string
+	claimsOf  map[string][]string
 
 	// finishedKey maps finished members, by UID, to their group's key
 	// (members.go); review holds the keys of groups placed once that

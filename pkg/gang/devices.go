@@ -31,6 +31,11 @@ type Device struct {
 	// keyed by their qualified names. They are the device vertex's
 	// properties (kubectl fluence graph shows them).
 	Attributes map[string]string
+	// Holder is the claim (namespace/name) whose allocation holds the
+	// device; "" while it is free. The core counts a held device as its
+	// node's foreign load unless the claim is one of a pod that holds a
+	// slot there (whose allocation counts it already).
+	Holder string
 }
 
 // DeviceRequest is one request of a pod's resource claims: so many
@@ -356,30 +361,111 @@ func heldDevices(p *Pod) []string {
 }
 
 // foreignShape is the summed load of a node's foreign pods, with the
-// devices their claims hold on it (devices of other nodes, or gone from
-// it, are not the node's to count).
+// node's devices that claims hold, except those of claims of pods that
+// hold a slot in an allocation (what they hold is the allocation's):
+// claims of pods other schedulers placed, of pods gone whose claims are
+// not released yet, claims shared by several pods.
 func (c *Core) foreignShape(node string) Shape {
 	s := ShapeOf(foreignLoad(c.foreign[node]))
 	n := c.nodes[node]
-	if n == nil || len(c.foreignDevices[node]) == 0 {
+	if n == nil {
 		return s
 	}
-	var ids []string
-	for _, uid := range slices.Sorted(maps.Keys(c.foreignDevices[node])) {
-		ids = append(ids, c.foreignDevices[node][uid]...)
+	held := c.foreignHeld(node)
+	if len(held) == 0 {
+		return s
 	}
-	e := NewExactDevices(ids...)
-	var here []string
+	s.Devices = c.ask(&Pod{Devices: []DeviceRequest{{Name: "claims of other pods", Choices: []DeviceChoice{{Count: int64(len(held)), Filter: NewExactDevices(held...)}}}}}, 0)
+	return s
+}
+
+// foreignHeld are the node's devices that claims hold, but for those
+// of claims of pods holding a slot.
+func (c *Core) foreignHeld(node string) []string {
+	n := c.nodes[node]
+	if n == nil {
+		return nil
+	}
+	var held []string
 	for _, d := range n.Devices {
-		if e.Admits(&d) {
-			here = append(here, d.ID)
+		if d.Holder != "" && !c.claimInSlot(d.Holder) {
+			held = append(held, d.ID)
 		}
 	}
-	if len(here) == 0 {
-		return s
+	return held
+}
+
+// foreignNodes are the nodes with foreign pods or foreign-held devices,
+// sorted.
+func (c *Core) foreignNodes() []string {
+	ns := slices.Collect(maps.Keys(c.foreign))
+	for name, n := range c.nodes {
+		if _, ok := c.foreign[name]; !ok && slices.ContainsFunc(n.Devices, func(d Device) bool { return d.Holder != "" }) {
+			ns = append(ns, name)
+		}
 	}
-	s.Devices = c.ask(&Pod{Devices: []DeviceRequest{{Name: "foreign pods' claims", Choices: []DeviceChoice{{Count: int64(len(here)), Filter: NewExactDevices(here...)}}}}}, 0)
-	return s
+	slices.Sort(ns)
+	return ns
+}
+
+// claimInSlot reports whether the claim is one of a pod holding a slot.
+func (c *Core) claimInSlot(claim string) bool {
+	uid, ok := c.claimUser[claim]
+	if !ok {
+		return false
+	}
+	g := c.groups[c.podKey[uid]]
+	if g == nil {
+		return false
+	}
+	_, s := g.slotOf(uid)
+	return s != nil && !s.done
+}
+
+// useClaims records which pod uses which claims, for claimInSlot; an
+// ended pod uses none. It returns the node of the pod's slot when the pod
+// stops using claims that hold devices there: once the pod's event is
+// handled, they are the node's foreign load (claimsLeft).
+func (c *Core) useClaims(p *Pod) (left string) {
+	if old := c.claimsOf[p.UID]; len(old) > 0 && (p.Done || !slices.Equal(old, p.Claims)) {
+		if g := c.groups[c.podKey[p.UID]]; g != nil {
+			if _, s := g.slotOf(p.UID); s != nil {
+				left = s.node
+			}
+		}
+	}
+	for _, k := range c.claimsOf[p.UID] {
+		if c.claimUser[k] == p.UID {
+			delete(c.claimUser, k)
+		}
+	}
+	delete(c.claimsOf, p.UID)
+	if p.Done || len(p.Claims) == 0 {
+		return left
+	}
+	if c.claimUser == nil {
+		c.claimUser, c.claimsOf = map[string]string{}, map[string][]string{}
+	}
+	for _, k := range p.Claims {
+		c.claimUser[k] = p.UID
+	}
+	c.claimsOf[p.UID] = slices.Clone(p.Claims)
+	return left
+}
+
+// claimsLeft counts again what claims hold on the node a pod left its
+// claims on.
+func (c *Core) claimsLeft(node string) {
+	if node == "" || c.dirty || c.m == nil || len(c.foreignHeld(node)) == 0 {
+		return
+	}
+	c.placeForeign(node)
+}
+
+// holdersChanged reports whether the devices' holders differ (the
+// devices being the same).
+func holdersChanged(a, b []Device) bool {
+	return !slices.EqualFunc(a, b, func(x, y Device) bool { return x.Holder == y.Holder })
 }
 
 // heldAsPlaced takes the devices a bound pod's claims were allocated as
@@ -424,4 +510,85 @@ func (c *Core) holdsDevices(job int64, node string, ids []string) bool {
 		found++
 	}
 	return found == len(want)
+}
+
+// deviceNote says, for each device request the shapes ask, how many
+// nodes have that many devices it admits, and how many of those have
+// them free now: the words a group held back by its claims is explained
+// in ("each of its 8 pods asks 4 devices of class gpu.example.com with
+// ... (claim/gpus): 6 nodes have that many, 2 of them free now"). ""
+// when the shapes ask no device.
+func (c *Core) deviceNote(shapes []Shape) string {
+	if c.m == nil {
+		return ""
+	}
+	type ask struct {
+		n    deviceNeed
+		pods int
+	}
+	var asks []*ask
+	for _, s := range shapes {
+		if s.Devices == nil {
+			continue
+		}
+		for _, n := range s.Devices.needs {
+			i := slices.IndexFunc(asks, func(a *ask) bool { return a.n.prop == n.prop && a.n.count == n.count })
+			if i < 0 {
+				asks = append(asks, &ask{n: n})
+				i = len(asks) - 1
+			}
+			asks[i].pods++
+		}
+	}
+	if len(asks) == 0 {
+		return ""
+	}
+	g := c.m.Graph()
+	t, _ := g.LookupType(TypeDevice)
+	var parts []string
+	for _, a := range asks {
+		c.markAsk(&deviceAsk{needs: []deviceNeed{a.n}})
+		have, free := 0, 0
+		for _, name := range slices.Sorted(maps.Keys(c.vertexOf)) {
+			var all, open int64
+			for _, v := range g.Children(c.vertexOf[name]) {
+				vx := g.Vertex(v)
+				if vx.Type != t {
+					continue
+				}
+				if _, ok := vx.Properties[a.n.prop]; !ok {
+					continue
+				}
+				all++
+				if c.m.FreeAt(v, c.now) > 0 {
+					open++
+				}
+			}
+			if all >= a.n.count {
+				have++
+				if open >= a.n.count && !c.nodes[name].Down && !c.overloaded[name] {
+					free++
+				}
+			}
+		}
+		who := "its pod asks"
+		if a.pods > 1 {
+			who = fmt.Sprintf("each of %d pods asks", a.pods)
+		}
+		nodes := fmt.Sprintf("%d nodes have", have)
+		if have == 1 {
+			nodes = "1 node has"
+		}
+		parts = append(parts, fmt.Sprintf("%s %d %s (%s): %s that many, %d of them free now", who, a.n.count, a.n.filter.Describe(), a.n.what, nodes, free))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// slotShapes are the shapes of an allocation's slots.
+func slotShapes(a *alloc) []Shape {
+	out := make([]Shape, len(a.slots))
+	for i, s := range a.slots {
+		out[i] = s.shape
+	}
+	return out
 }

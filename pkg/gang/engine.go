@@ -66,7 +66,7 @@ func (c *Core) install(b *BuiltGraph) {
 		}
 		gr.allocs = kept
 	}
-	for _, node := range slices.Sorted(maps.Keys(c.foreign)) {
+	for _, node := range c.foreignNodes() {
 		c.placeForeign(node)
 	}
 	for _, node := range slices.Sorted(maps.Keys(c.overloaded)) {
@@ -161,11 +161,12 @@ func (c *Core) placeForeign(node string) {
 		c.dequeue("remove-foreign", "", id)
 		delete(c.foreignJob, node)
 	}
-	pods := c.foreign[node]
-	if len(pods) == 0 {
+	if len(c.foreign[node]) == 0 {
 		delete(c.foreign, node)
-		c.setOverloaded(node, c.holdsUnplaced(node))
-		return
+		if len(c.foreignHeld(node)) == 0 {
+			c.setOverloaded(node, c.holdsUnplaced(node))
+			return
+		}
 	}
 	v, ok := c.vertexOf[node]
 	if !ok {
@@ -368,6 +369,9 @@ func (c *Core) submitPods(g *group, pods []*Pod, submit int64) {
 			return
 		}
 		why := err.Error()
+		if note := c.deviceNote(slotShapes(a)); note != "" {
+			why += "; " + note
+		}
 		if onePerNode(js) {
 			why += " (its pods may not share a node: each asks for a host port, or repels its like by a required pod anti-affinity on the hostname)"
 		}
@@ -614,6 +618,9 @@ func (c *Core) waiting(g *group, a *alloc, d queue.Decision) {
 	g.reason = "waiting for resources: " + shortReason(d.Reason)
 	if note := c.domainWait(g, a, false); note != "" {
 		g.reason += " (" + note + ")"
+	}
+	if note := c.deviceNote(slotShapes(a)); note != "" {
+		g.reason += "; " + note
 	}
 	c.condition(g, Waiting, g.reason)
 	c.explain(g, false, "FluenceGroupWaiting", fmt.Sprintf("pod group %s (%d pods) is %s", g.id.Key, g.id.Size, g.reason))

@@ -180,8 +180,8 @@ func (c *Core) checkForeign(bad func(string, ...any)) {
 	for _, node := range slices.Sorted(maps.Keys(c.foreignJob)) {
 		// While the graph is to be rebuilt, foreign changes wait for the
 		// rebuild, which places every node's load afresh.
-		if !c.dirty && len(c.foreign[node]) == 0 {
-			bad("node %s: a foreign job (%d) for no foreign pods", node, c.foreignJob[node])
+		if !c.dirty && len(c.foreign[node]) == 0 && len(c.foreignHeld(node)) == 0 {
+			bad("node %s: a foreign job (%d) for no foreign pods or devices", node, c.foreignJob[node])
 		}
 	}
 }
@@ -274,7 +274,7 @@ func (c *Core) checkLoad(bad func(string, ...any)) {
 	if c.dirty || c.m == nil {
 		return
 	}
-	type load struct{ cpu, mem, gpu, pods int64 }
+	type load struct{ cpu, mem, gpu, pods, dev int64 }
 	held := map[string]*load{}
 	at := func(node string) *load {
 		if held[node] == nil {
@@ -297,12 +297,12 @@ func (c *Core) checkLoad(bad func(string, ...any)) {
 				}
 				l := at(s.node)
 				l.cpu, l.mem, l.gpu = addSat(l.cpu, s.shape.MilliCPU), addSat(l.mem, s.shape.MemoryMiB), addSat(l.gpu, s.shape.GPU)
-				l.pods = addSat(l.pods, 1)
+				l.pods, l.dev = addSat(l.pods, 1), addSat(l.dev, s.shape.Devices.total())
 			}
 		}
 	}
-	for _, node := range slices.Sorted(maps.Keys(c.foreign)) {
-		if _, ok := c.nodes[node]; !ok || len(c.foreign[node]) == 0 {
+	for _, node := range c.foreignNodes() {
+		if _, ok := c.nodes[node]; !ok {
 			continue // counted once the node is: the rebuild places them
 		}
 		if _, inGraph := c.vertexOf[node]; !inGraph {
@@ -315,6 +315,7 @@ func (c *Core) checkLoad(bad func(string, ...any)) {
 		l := at(node)
 		// One pod place for all of them, as the engine's foreign job takes.
 		l.cpu, l.mem, l.gpu, l.pods = addSat(l.cpu, sh.MilliCPU), addSat(l.mem, sh.MemoryMiB), addSat(l.gpu, sh.GPU), addSat(l.pods, 1)
+		l.dev = addSat(l.dev, int64(len(c.foreignHeld(node))))
 	}
 	for _, node := range slices.Sorted(maps.Keys(held)) {
 		if c.overloaded[node] {
@@ -325,9 +326,9 @@ func (c *Core) checkLoad(bad func(string, ...any)) {
 		if pods == 0 {
 			pods = DefaultMaxPods
 		}
-		if l.cpu > a.MilliCPU || l.mem > a.MemoryBytes>>20 || l.gpu > a.GPU || l.pods > pods {
-			bad("node %s holds cpu %dm, memory %dMi, %d GPUs, %d pods of %dm, %dMi, %d, %d, and is not marked overloaded",
-				node, l.cpu, l.mem, l.gpu, l.pods, a.MilliCPU, a.MemoryBytes>>20, a.GPU, pods)
+		if devs := int64(len(c.nodes[node].Devices)); l.cpu > a.MilliCPU || l.mem > a.MemoryBytes>>20 || l.gpu > a.GPU || l.pods > pods || l.dev > devs {
+			bad("node %s holds cpu %dm, memory %dMi, %d GPUs, %d pods, %d devices of %dm, %dMi, %d, %d, %d, and is not marked overloaded",
+				node, l.cpu, l.mem, l.gpu, l.pods, l.dev, a.MilliCPU, a.MemoryBytes>>20, a.GPU, pods, devs)
 		}
 	}
 }

@@ -31,6 +31,18 @@ func (c *Core) NodeSet(n Node, now int64) {
 		c.nodesChanged()
 		return
 	}
+	if holdersChanged(old.Devices, n.Devices) {
+		// A claim allocated or released on the node: what others hold
+		// there is counted again, and an allocation the node can no
+		// longer hold beside it is withdrawn while it may be.
+		c.markNode(n.Name, false)
+		if !c.dirty {
+			c.placeForeign(n.Name)
+			c.withdrawOverloaded(n.Name)
+			c.markQueue()
+			c.q.Freed()
+		}
+	}
 	relabelled := !maps.Equal(old.Labels, n.Labels) || !slices.Equal(old.Taints, n.Taints)
 	if !relabelled && old.Down == n.Down {
 		return // a heartbeat: nothing the core sees

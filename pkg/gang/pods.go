@@ -11,6 +11,7 @@ import (
 // Place is the scheduling cycle's.
 func (c *Core) PodSeen(p Pod, now int64) {
 	c.advance(now)
+	defer c.claimsLeft(c.useClaims(&p))
 	if p.Gated && p.Owned && !p.Done && !p.Deleting && p.NodeName == "" {
 		c.setGated(p.UID, p.Labeled.Key)
 	} else {
@@ -108,6 +109,7 @@ func (c *Core) letThrough(g *group, a *alloc) {
 // PodRemoved handles a deleted pod.
 func (c *Core) PodRemoved(uid string, now int64) {
 	c.advance(now)
+	defer c.claimsLeft(c.useClaims(&Pod{UID: uid, Done: true}))
 	c.forgetFinished(uid)
 	c.podGone(uid)
 }
@@ -193,8 +195,7 @@ func asksOtherwise(a, b *Pod) bool {
 
 func (c *Core) addForeign(p *Pod) {
 	node := p.NodeName
-	held := heldDevices(p)
-	if old, ok := c.foreign[node][p.UID]; ok && old == p.Requests && slices.Equal(c.foreignDevices[node][p.UID], held) {
+	if old, ok := c.foreign[node][p.UID]; ok && old == p.Requests {
 		return
 	}
 	if old, ok := c.foreignNode[p.UID]; ok && old != node {
@@ -204,17 +205,6 @@ func (c *Core) addForeign(p *Pod) {
 		c.foreign[node] = map[string]Resources{}
 	}
 	c.foreign[node][p.UID] = p.Requests
-	if c.foreignDevices == nil {
-		c.foreignDevices = map[string]map[string][]string{}
-	}
-	if c.foreignDevices[node] == nil {
-		c.foreignDevices[node] = map[string][]string{}
-	}
-	if len(held) > 0 {
-		c.foreignDevices[node][p.UID] = held
-	} else {
-		delete(c.foreignDevices[node], p.UID)
-	}
 	c.markNode(node, false)
 	c.foreignAt()[p.UID] = node
 	if !c.dirty && c.m != nil {
@@ -314,7 +304,6 @@ func (c *Core) memberGone(uid string, end ending) {
 	if node, ok := c.foreignNode[uid]; ok {
 		delete(c.foreignNode, uid)
 		delete(c.foreign[node], uid)
-		delete(c.foreignDevices[node], uid)
 		c.markNode(node, false)
 		if !c.dirty && c.m != nil {
 			c.placeForeign(node)

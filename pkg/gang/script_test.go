@@ -217,6 +217,26 @@ func (s *script) exec(f []string) error {
 		n.Devices = scriptDevices(n.Name, args["devs"])
 		s.nodes[n.Name] = n
 		s.core.NodeSet(n, s.now)
+	case "hold":
+		// A claim's allocation changes: claim= now holds the node's
+		// devices devs= (their names on the node, e.g. gpu-0,gpu-1);
+		// none released it.
+		n, ok := s.nodes[f[1]]
+		if !ok {
+			return fmt.Errorf("no node %s", f[1])
+		}
+		n.Devices = slices.Clone(n.Devices)
+		for i, d := range n.Devices {
+			if d.Holder == args["claim"] {
+				n.Devices[i].Holder = ""
+			}
+			if args["devs"] != "" && slices.Contains(strings.Split(args["devs"], ","), strings.TrimPrefix(d.ID, n.Name+"/")) {
+				n.Devices[i].Holder = args["claim"]
+			}
+		}
+		s.nodes[n.Name] = n
+		s.core.NodeSet(n, s.now)
+		s.print(s.core.Ready())
 	case "rmnode":
 		delete(s.nodes, f[1])
 		s.core.NodeRemoved(f[1], s.now)
@@ -229,6 +249,9 @@ func (s *script) exec(f []string) error {
 		}
 		p.Invalid = strings.ReplaceAll(args["bad"], "_", " ")
 		p.Devices = scriptRequests(args["req"])
+		if c := args["claim"]; c != "" { // the claim its requests are made into
+			p.Claims = []string{c}
+		}
 		p.Apart = args["apart"] == "true" // one per node, as the engine knows it
 		p.Gated = args["gated"] == "true" // scheduling gates: see "ungate"
 		p.PreemptNever = args["preempt"] == "Never"

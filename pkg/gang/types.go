@@ -218,6 +218,10 @@ type Pod struct {
 	// for exactly the devices they hold (ExactDevices), so that what it
 	// holds is counted where it is, whoever placed it.
 	Devices []DeviceRequest
+	// Claims are the resource claims (namespace/name) the pod uses: the
+	// devices they hold are its own, not foreign load, while it holds a
+	// slot.
+	Claims []string
 	// Allocation is the allocation record written at binding (see
 	// Core.Record), when the pod carries one.
 	Allocation string

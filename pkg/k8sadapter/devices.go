@@ -29,43 +29,130 @@ import (
 // plugin would turn it away. Slices of a pool older than its newest
 // generation are ignored, as the allocator ignores them.
 //
-// One index lives as long as the scheduler: Set takes the slices anew,
-// and the filters made from it read what it holds then (the core marks
+// One index lives as long as the scheduler: SliceSet takes each slice as
+// it changes, and the filters made from it read what it holds then (the core marks
 // devices with them under its own lock, while slices change).
 type DeviceIndex struct {
 	mu     sync.RWMutex
 	byNode map[string][]gang.Device
 	byID   map[string]indexed
+	// slices by name, and the names by pool and by node.
+	slices     map[string]*resourceapi.ResourceSlice
+	pools      map[string]map[string]bool
+	nodeSlices map[string]map[string]bool
+	// holder is the claim (namespace/name) holding each device by ID,
+	// and held the devices each claim holds, from the claims'
+	// allocations (ClaimSet).
+	holder map[string]string
+	held   map[string][]string
 }
 
 type indexed struct {
 	driver string
+	node   string
 	dev    *resourceapi.Device
 }
 
 // NewDeviceIndex indexes the slices.
 func NewDeviceIndex(slices_ []*resourceapi.ResourceSlice) *DeviceIndex {
 	x := &DeviceIndex{}
-	x.Set(slices_)
+	for _, s := range slices_ {
+		x.SliceSet(s, false)
+	}
 	return x
 }
 
-// Set indexes the slices in place of what the index held, and returns
-// the nodes whose devices changed, sorted.
-func (x *DeviceIndex) Set(slices_ []*resourceapi.ResourceSlice) []string {
-	byNode, byID := map[string][]gang.Device{}, map[string]indexed{}
-	newest := map[string]int64{}
-	for _, s := range slices_ {
-		k := s.Spec.Driver + "/" + s.Spec.Pool.Name
-		newest[k] = max(newest[k], s.Spec.Pool.Generation)
+// SliceSet records a slice added or changed (or deleted), and returns the
+// nodes whose devices changed, sorted. Only the nodes of the slice's pool
+// are indexed again, so a cluster publishing thousands of slices at
+// start costs one node's work per slice.
+func (x *DeviceIndex) SliceSet(s *resourceapi.ResourceSlice, deleted bool) []string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.slices == nil {
+		x.slices, x.pools, x.nodeSlices = map[string]*resourceapi.ResourceSlice{}, map[string]map[string]bool{}, map[string]map[string]bool{}
+		x.byNode, x.byID = map[string][]gang.Device{}, map[string]indexed{}
 	}
-	sorted := slices.Clone(slices_)
-	slices.SortFunc(sorted, func(a, b *resourceapi.ResourceSlice) int {
+	affected := map[string]bool{}
+	if old := x.slices[s.Name]; old != nil {
+		if n := ptrOr(old.Spec.NodeName); n != "" {
+			affected[n] = true
+		}
+		x.unlink(old)
+		for n := range x.poolNodes(poolOf(old)) {
+			affected[n] = true
+		}
+	}
+	if !deleted {
+		x.slices[s.Name] = s
+		link(x.pools, poolOf(s), s.Name)
+		if n := ptrOr(s.Spec.NodeName); n != "" {
+			link(x.nodeSlices, n, s.Name)
+		}
+		for n := range x.poolNodes(poolOf(s)) {
+			affected[n] = true
+		}
+	}
+	var changed []string
+	for _, n := range slices.Sorted(maps.Keys(affected)) {
+		if x.reindex(n) {
+			changed = append(changed, n)
+		}
+	}
+	return changed
+}
+
+func poolOf(s *resourceapi.ResourceSlice) string { return s.Spec.Driver + "/" + s.Spec.Pool.Name }
+
+func link(m map[string]map[string]bool, k, name string) {
+	if m[k] == nil {
+		m[k] = map[string]bool{}
+	}
+	m[k][name] = true
+}
+
+func (x *DeviceIndex) unlink(s *resourceapi.ResourceSlice) {
+	delete(x.slices, s.Name)
+	delete(x.pools[poolOf(s)], s.Name)
+	if len(x.pools[poolOf(s)]) == 0 {
+		delete(x.pools, poolOf(s))
+	}
+	if n := ptrOr(s.Spec.NodeName); n != "" {
+		delete(x.nodeSlices[n], s.Name)
+		if len(x.nodeSlices[n]) == 0 {
+			delete(x.nodeSlices, n)
+		}
+	}
+}
+
+// poolNodes are the nodes of a pool's node-local slices.
+func (x *DeviceIndex) poolNodes(pool string) map[string]bool {
+	out := map[string]bool{}
+	for name := range x.pools[pool] {
+		if n := ptrOr(x.slices[name].Spec.NodeName); n != "" {
+			out[n] = true
+		}
+	}
+	return out
+}
+
+// reindex builds the node's devices from its slices of each pool's
+// newest generation, in driver, pool and slice order, and reports
+// whether they changed.
+func (x *DeviceIndex) reindex(node string) bool {
+	var ss []*resourceapi.ResourceSlice
+	for name := range x.nodeSlices[node] {
+		ss = append(ss, x.slices[name])
+	}
+	slices.SortFunc(ss, func(a, b *resourceapi.ResourceSlice) int {
 		return cmp.Or(cmp.Compare(a.Spec.Driver, b.Spec.Driver), cmp.Compare(a.Spec.Pool.Name, b.Spec.Pool.Name), cmp.Compare(a.Name, b.Name))
 	})
-	for _, s := range sorted {
-		node := ptrOr(s.Spec.NodeName)
-		if node == "" || s.Spec.Pool.Generation < newest[s.Spec.Driver+"/"+s.Spec.Pool.Name] {
+	for _, d := range x.byNode[node] {
+		delete(x.byID, d.ID)
+	}
+	var ds []gang.Device
+	for _, s := range ss {
+		if s.Spec.Pool.Generation < x.newest(poolOf(s)) {
 			continue
 		}
 		for i := range s.Spec.Devices {
@@ -74,29 +161,30 @@ func (x *DeviceIndex) Set(slices_ []*resourceapi.ResourceSlice) []string {
 				continue
 			}
 			id := s.Spec.Driver + "/" + s.Spec.Pool.Name + "/" + d.Name
-			if _, dup := byID[id]; dup {
+			if _, dup := x.byID[id]; dup {
 				continue
 			}
-			byID[id] = indexed{driver: s.Spec.Driver, dev: d}
-			byNode[node] = append(byNode[node], gang.Device{ID: id, Attributes: attributeStrings(s.Spec.Driver, d)})
+			x.byID[id] = indexed{driver: s.Spec.Driver, node: node, dev: d}
+			ds = append(ds, gang.Device{ID: id, Attributes: attributeStrings(s.Spec.Driver, d)})
 		}
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	var changed []string
-	for n, ds := range byNode {
-		if !slices.EqualFunc(ds, x.byNode[n], func(a, b gang.Device) bool { return a.ID == b.ID && maps.Equal(a.Attributes, b.Attributes) }) {
-			changed = append(changed, n)
-		}
+	same := slices.EqualFunc(ds, x.byNode[node], func(a, b gang.Device) bool { return a.ID == b.ID && maps.Equal(a.Attributes, b.Attributes) })
+	if len(ds) == 0 {
+		delete(x.byNode, node)
+	} else {
+		x.byNode[node] = ds
 	}
-	for n := range x.byNode {
-		if _, ok := byNode[n]; !ok {
-			changed = append(changed, n)
-		}
+	return !same
+}
+
+// newest is the highest generation among a pool's slices: the allocator
+// ignores the older ones, which a driver is replacing.
+func (x *DeviceIndex) newest(pool string) int64 {
+	var g int64
+	for name := range x.pools[pool] {
+		g = max(g, x.slices[name].Spec.Pool.Generation)
 	}
-	x.byNode, x.byID = byNode, byID
-	slices.Sort(changed)
-	return changed
+	return g
 }
 
 func ptrOr(s *string) string {
@@ -150,7 +238,78 @@ func (x *DeviceIndex) Devices(node string) []gang.Device {
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return x.byNode[node]
+	ds := x.byNode[node]
+	if len(x.holder) == 0 {
+		return ds
+	}
+	out := slices.Clone(ds)
+	for i := range out {
+		out[i].Holder = x.holder[out[i].ID]
+	}
+	return out
+}
+
+// ClaimSet records what a claim's allocation holds (nothing when it is
+// not allocated, or deleted), and returns the nodes whose devices'
+// holders changed, sorted.
+func (x *DeviceIndex) ClaimSet(c *resourceapi.ResourceClaim, deleted bool) []string {
+	key := c.Namespace + "/" + c.Name
+	var ids []string
+	if !deleted && c.Status.Allocation != nil {
+		for _, r := range c.Status.Allocation.Devices.Results {
+			ids = append(ids, r.Driver+"/"+r.Pool+"/"+r.Device)
+		}
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.holder == nil {
+		x.holder, x.held = map[string]string{}, map[string][]string{}
+	}
+	old := x.held[key]
+	if slices.Equal(old, ids) {
+		return nil
+	}
+	var nodes []string
+	for _, id := range old {
+		if x.holder[id] == key {
+			delete(x.holder, id)
+		}
+		nodes = append(nodes, x.byID[id].node)
+	}
+	for _, id := range ids {
+		x.holder[id] = key
+		nodes = append(nodes, x.byID[id].node)
+	}
+	if len(ids) == 0 {
+		delete(x.held, key)
+	} else {
+		x.held[key] = ids
+	}
+	nodes = slices.DeleteFunc(nodes, func(n string) bool { return n == "" })
+	slices.Sort(nodes)
+	return slices.Compact(nodes)
+}
+
+// PodClaimKeys are the claims (namespace/name) a pod uses: those it
+// names, those made for it from templates, and the one kube-scheduler
+// made for its extended resources.
+func PodClaimKeys(pod *corev1.Pod) []string {
+	var out []string
+	for _, pc := range pod.Spec.ResourceClaims {
+		if pc.ResourceClaimName != nil {
+			out = append(out, pod.Namespace+"/"+*pc.ResourceClaimName)
+		}
+	}
+	for _, st := range pod.Status.ResourceClaimStatuses {
+		if st.ResourceClaimName != nil {
+			out = append(out, pod.Namespace+"/"+*st.ResourceClaimName)
+		}
+	}
+	if st := pod.Status.ExtendedResourceClaimStatus; st != nil && st.ResourceClaimName != "" {
+		out = append(out, pod.Namespace+"/"+st.ResourceClaimName)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // ClaimSource finds what a pod's claims ask: the claims and templates by

@@ -644,3 +644,12 @@ func (m *Matcher) Holds(id int64, v int32) bool {
 	}
 	return false
 }
+
+// FreeAt is how many units of vertex v no job holds at time t.
+func (m *Matcher) FreeAt(v int32, t int64) int64 {
+	a := m.g.Vertex(v).Size
+	if p := m.plan[v]; p != nil {
+		a -= p.UsedMax(t, 1)
+	}
+	return a
+}

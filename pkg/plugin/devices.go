@@ -5,7 +5,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	resourcelisters "k8s.io/client-go/listers/resource/v1"
 	"k8s.io/client-go/tools/cache"
@@ -22,7 +21,6 @@ import (
 // watches too.
 type draState struct {
 	index     *k8sadapter.DeviceIndex
-	slices    resourcelisters.ResourceSliceLister
 	claims    resourcelisters.ResourceClaimLister
 	templates resourcelisters.ResourceClaimTemplateLister
 	classes   resourcelisters.DeviceClassLister
@@ -55,26 +53,33 @@ func (p *Plugin) watchDevices(f informers.SharedInformerFactory) ([]cache.Inform
 	r := f.Resource().V1()
 	p.dra = &draState{
 		index:     k8sadapter.NewDeviceIndex(nil),
-		slices:    r.ResourceSlices().Lister(),
 		claims:    r.ResourceClaims().Lister(),
 		templates: r.ResourceClaimTemplates().Lister(),
 		classes:   r.DeviceClasses().Lister(),
 		cel:       cel.NewCache(celCacheSize, cel.Features{EnableConsumableCapacity: true}),
 	}
-	onSlice := func(any) { p.slicesChanged() }
+	onSlice := func(o any, deleted bool) {
+		if sl, ok := objectOf[*resourceapi.ResourceSlice](o); ok {
+			p.feedNodes(p.dra.index.SliceSet(sl, deleted))
+		}
+	}
 	sliceReg, err := r.ResourceSlices().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: onSlice, UpdateFunc: func(_, o any) { onSlice(o) }, DeleteFunc: onSlice,
+		AddFunc:    func(o any) { onSlice(o, false) },
+		UpdateFunc: func(_, o any) { onSlice(o, false) },
+		DeleteFunc: func(o any) { onSlice(o, true) },
 	})
 	if err != nil {
 		return nil, err
 	}
-	onClaim := func(o any) {
+	onClaim := func(o any, deleted bool) {
 		if c, ok := objectOf[*resourceapi.ResourceClaim](o); ok {
-			p.claimChanged(c)
+			p.claimChanged(c, deleted)
 		}
 	}
 	claimReg, err := r.ResourceClaims().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: onClaim, UpdateFunc: func(_, o any) { onClaim(o) }, DeleteFunc: onClaim,
+		AddFunc:    func(o any) { onClaim(o, false) },
+		UpdateFunc: func(_, o any) { onClaim(o, false) },
+		DeleteFunc: func(o any) { onClaim(o, true) },
 	})
 	if err != nil {
 		return nil, err
@@ -83,23 +88,20 @@ func (p *Plugin) watchDevices(f informers.SharedInformerFactory) ([]cache.Inform
 		r.ResourceClaimTemplates().Informer().HasSynced, r.DeviceClasses().Informer().HasSynced}, nil
 }
 
-// slicesChanged indexes the slices again and feeds the core the nodes
-// whose devices changed.
-func (p *Plugin) slicesChanged() {
-	all, err := p.dra.slices.List(labels.Everything())
-	if err != nil {
-		return
-	}
-	for _, name := range p.dra.index.Set(all) {
+// feedNodes feeds the core the named nodes again, as they are now.
+func (p *Plugin) feedNodes(names []string) {
+	for _, name := range names {
 		if n, err := p.nodes.Get(name); err == nil {
 			p.onNode(n)
 		}
 	}
 }
 
-// claimChanged feeds the core again the pods a claim is reserved for, and
-// the pod it was made for from a template.
-func (p *Plugin) claimChanged(c *resourceapi.ResourceClaim) {
+// claimChanged feeds the core the nodes whose devices the claim's
+// allocation took or gave back, then again the pods the claim is
+// reserved for and the pod it was made for from a template.
+func (p *Plugin) claimChanged(c *resourceapi.ResourceClaim, deleted bool) {
+	p.feedNodes(p.dra.index.ClaimSet(c, deleted))
 	var names []string
 	for _, r := range c.Status.ReservedFor {
 		if r.Resource == "pods" {
@@ -132,7 +134,11 @@ func (p *Plugin) coreNode(n *corev1.Node) gang.Node {
 // claim fluence cannot read or place makes the pod invalid, with why.
 func (p *Plugin) corePod(pod *corev1.Pod, owned bool) gang.Pod {
 	cp := p.opts.CorePod(pod, owned)
-	if p.dra == nil || len(pod.Spec.ResourceClaims) == 0 {
+	if p.dra == nil {
+		return cp
+	}
+	cp.Claims = k8sadapter.PodClaimKeys(pod)
+	if len(pod.Spec.ResourceClaims) == 0 {
 		return cp
 	}
 	pc := p.dra.index.PodDevices(pod, p.dra, p.dra.cel)

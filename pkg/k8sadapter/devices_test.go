@@ -1,0 +1,201 @@
+package k8sadapter
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/dynamic-resource-allocation/cel"
+	"k8s.io/utils/ptr"
+
+	"github.com/fluence-sched/fluence/pkg/gang"
+)
+
+const testDriver = "gpu.example.com"
+
+// gpuSlice is a node-local slice of GPUs with the memory attribute (GiB).
+func gpuSlice(name, node string, gen int64, mems ...int64) *resourceapi.ResourceSlice {
+	s := &resourceapi.ResourceSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: resourceapi.ResourceSliceSpec{Driver: testDriver, Pool: resourceapi.ResourcePool{Name: node, Generation: gen, ResourceSliceCount: 1}, NodeName: ptr.To(node)},
+	}
+	for i, m := range mems {
+		s.Spec.Devices = append(s.Spec.Devices, resourceapi.Device{
+			Name:       "gpu-" + string(rune('0'+i)),
+			Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{"memory": {IntValue: ptr.To(m)}},
+		})
+	}
+	return s
+}
+
+func ids(ds []gang.Device) []string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.ID)
+	}
+	return out
+}
+
+func TestDeviceIndex(t *testing.T) {
+	tainted := gpuSlice("n2-gpus", "n2", 1, 80, 80)
+	tainted.Spec.Devices[0].Taints = []resourceapi.DeviceTaint{{Key: "broken", Effect: resourceapi.DeviceTaintEffectNoSchedule}}
+	tainted.Spec.Devices[1].ConsumesCounters = []resourceapi.DeviceCounterConsumption{{CounterSet: "gpu-0"}}
+	shared := gpuSlice("shared", "", 1, 80)
+	shared.Spec.NodeName, shared.Spec.AllNodes = nil, ptr.To(true)
+	x := NewDeviceIndex([]*resourceapi.ResourceSlice{gpuSlice("n1-gpus", "n1", 1, 40, 80), tainted, shared})
+
+	if got := ids(x.Devices("n1")); !slices.Equal(got, []string{testDriver + "/n1/gpu-0", testDriver + "/n1/gpu-1"}) {
+		t.Errorf("n1's devices %v", got)
+	}
+	if d := x.Devices("n1")[1]; d.Attributes[testDriver+"/memory"] != "80" || d.Attributes["dra.driver"] != testDriver {
+		t.Errorf("n1/gpu-1's attributes %v", d.Attributes)
+	}
+	if got := x.Devices("n2"); len(got) != 0 {
+		t.Errorf("n2 offers %v; its one device is tainted NoSchedule, the other draws on shared counters", ids(got))
+	}
+
+	// A newer generation of n1's pool replaces the older slice's devices;
+	// only n1 changed.
+	if changed := x.SliceSet(gpuSlice("n1-gpus-v2", "n1", 2, 80), false); !slices.Equal(changed, []string{"n1"}) {
+		t.Errorf("changed %v, want [n1]", changed)
+	}
+	if got := ids(x.Devices("n1")); !slices.Equal(got, []string{testDriver + "/n1/gpu-0"}) || x.Devices("n1")[0].Attributes[testDriver+"/memory"] != "80" {
+		t.Errorf("n1 after its pool's new generation: %v", x.Devices("n1"))
+	}
+	// Its slices deleted, the node offers nothing.
+	x.SliceSet(gpuSlice("n1-gpus", "n1", 1), true)
+	if changed := x.SliceSet(gpuSlice("n1-gpus-v2", "n1", 2), true); !slices.Equal(changed, []string{"n1"}) || len(x.Devices("n1")) != 0 {
+		t.Errorf("after deleting n1's slices: changed %v, devices %v", changed, x.Devices("n1"))
+	}
+
+	// A claim's allocation holds a device until the claim lets it go.
+	x.SliceSet(gpuSlice("n3-gpus", "n3", 1, 80, 80), false)
+	claim := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c"}, Status: resourceapi.ResourceClaimStatus{
+		Allocation: &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{
+			{Request: "gpus", Driver: testDriver, Pool: "n3", Device: "gpu-1"}}}}}}
+	if changed := x.ClaimSet(claim, false); !slices.Equal(changed, []string{"n3"}) {
+		t.Errorf("claim allocated: changed %v", changed)
+	}
+	if d := x.Devices("n3"); d[0].Holder != "" || d[1].Holder != "ns/c" {
+		t.Errorf("holders %q, %q; want gpu-1 held by ns/c", d[0].Holder, d[1].Holder)
+	}
+	if changed := x.ClaimSet(claim, true); !slices.Equal(changed, []string{"n3"}) || x.Devices("n3")[1].Holder != "" {
+		t.Errorf("claim deleted: changed %v, holder %q", changed, x.Devices("n3")[1].Holder)
+	}
+}
+
+// claims is a ClaimSource of fixed objects.
+type claims struct {
+	claims    map[string]*resourceapi.ResourceClaim
+	templates map[string]*resourceapi.ResourceClaimTemplate
+	classes   map[string]*resourceapi.DeviceClass
+}
+
+func (c claims) Claim(ns, name string) (*resourceapi.ResourceClaim, bool) {
+	x, ok := c.claims[ns+"/"+name]
+	return x, ok
+}
+
+func (c claims) Template(ns, name string) (*resourceapi.ResourceClaimTemplate, bool) {
+	x, ok := c.templates[ns+"/"+name]
+	return x, ok
+}
+
+func (c claims) Class(name string) (*resourceapi.DeviceClass, bool) {
+	x, ok := c.classes[name]
+	return x, ok
+}
+
+func template(name string, reqs ...resourceapi.DeviceRequest) *resourceapi.ResourceClaimTemplate {
+	return &resourceapi.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
+		Spec: resourceapi.ResourceClaimTemplateSpec{Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: reqs}}}}
+}
+
+func exact(name, class string, count int64, sel string) resourceapi.DeviceRequest {
+	r := resourceapi.DeviceRequest{Name: name, Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: class, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: count}}
+	if sel != "" {
+		r.Exactly.Selectors = []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: sel}}}
+	}
+	return r
+}
+
+func podWithTemplate(tmpl string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"},
+		Spec: corev1.PodSpec{ResourceClaims: []corev1.PodResourceClaim{{Name: "gpus", ResourceClaimTemplateName: ptr.To(tmpl)}}}}
+}
+
+// A pod's template claims become device requests whose selectors are the
+// class's and the request's CEL, evaluated by Kubernetes' DRA library; an
+// allocated claim asks for exactly its devices; what fluence cannot read
+// or place makes the pod invalid, with the claim named.
+func TestPodDevices(t *testing.T) {
+	x := NewDeviceIndex([]*resourceapi.ResourceSlice{gpuSlice("n1-gpus", "n1", 1, 40, 80)})
+	dev := func(i int) *gang.Device { d := x.Devices("n1")[i]; return &d }
+	src := claims{
+		classes: map[string]*resourceapi.DeviceClass{"gpu": {ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: resourceapi.DeviceClassSpec{
+			Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: `device.driver == "` + testDriver + `"`}}}}}},
+		templates: map[string]*resourceapi.ResourceClaimTemplate{
+			"ns/big":   template("big", exact("gpus", "gpu", 2, `device.attributes["`+testDriver+`"].memory >= 80`)),
+			"ns/nocls": template("nocls", exact("gpus", "missing", 1, "")),
+			"ns/badcel": template("badcel", exact("gpus", "gpu", 1, `device.attributes[`)),
+			"ns/all": template("all", resourceapi.DeviceRequest{Name: "gpus", Exactly: &resourceapi.ExactDeviceRequest{
+				DeviceClassName: "gpu", AllocationMode: resourceapi.DeviceAllocationModeAll}}),
+			"ns/either": template("either", resourceapi.DeviceRequest{Name: "gpus", FirstAvailable: []resourceapi.DeviceSubRequest{
+				{Name: "big", DeviceClassName: "gpu", AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 4},
+				{Name: "one", DeviceClassName: "gpu", AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1}}}),
+		},
+		claims: map[string]*resourceapi.ResourceClaim{},
+	}
+	cache := cel.NewCache(10, cel.Features{})
+
+	pc := x.PodDevices(podWithTemplate("big"), src, cache)
+	if pc.Invalid != "" || len(pc.Requests) != 1 || len(pc.Requests[0].Choices) != 1 {
+		t.Fatalf("big: %+v", pc)
+	}
+	ch := pc.Requests[0].Choices[0]
+	if ch.Count != 2 || ch.Filter.Admits(dev(0)) || !ch.Filter.Admits(dev(1)) {
+		t.Errorf("big's request: count %d, admits the 40 GiB GPU %v, the 80 GiB one %v", ch.Count, ch.Filter.Admits(dev(0)), ch.Filter.Admits(dev(1)))
+	}
+	if !strings.Contains(ch.Filter.Describe(), "memory >= 80") {
+		t.Errorf("big's request is described as %q", ch.Filter.Describe())
+	}
+
+	if pc := x.PodDevices(podWithTemplate("either"), src, cache); len(pc.Requests) != 1 || len(pc.Requests[0].Choices) != 2 || pc.Requests[0].Choices[1].Count != 1 {
+		t.Errorf("either: %+v", pc)
+	}
+	for tmpl, want := range map[string]string{
+		"nocls":   "device class missing does not exist",
+		"badcel":  "CEL selector",
+		"all":     "allocationMode All",
+		"nothere": "", // no template yet: waiting, not invalid
+	} {
+		pc := x.PodDevices(podWithTemplate(tmpl), src, cache)
+		if want == "" {
+			if pc.Invalid != "" || !strings.Contains(pc.Waiting, "does not exist") {
+				t.Errorf("%s: %+v; want waiting for the template", tmpl, pc)
+			}
+			continue
+		}
+		if !strings.Contains(pc.Invalid, want) || !strings.Contains(pc.Invalid, "claim gpus") {
+			t.Errorf("%s: invalid %q; want it to name the claim and say %q", tmpl, pc.Invalid, want)
+		}
+	}
+
+	// Once the claim made from the template is allocated, the pod asks
+	// for exactly its devices.
+	p := podWithTemplate("big")
+	p.Status.ResourceClaimStatuses = []corev1.PodResourceClaimStatus{{Name: "gpus", ResourceClaimName: ptr.To("p-gpus")}}
+	src.claims["ns/p-gpus"] = &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p-gpus"}, Status: resourceapi.ResourceClaimStatus{
+		Allocation: &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{
+			{Request: "gpus", Driver: testDriver, Pool: "n1", Device: "gpu-1"}}}}}}
+	pc = x.PodDevices(p, src, cache)
+	if len(pc.Requests) != 1 || pc.Requests[0].Choices[0].Count != 1 || !pc.Requests[0].Choices[0].Filter.Admits(dev(1)) || pc.Requests[0].Choices[0].Filter.Admits(dev(0)) {
+		t.Errorf("allocated: %+v", pc)
+	}
+	if keys := PodClaimKeys(p); !slices.Equal(keys, []string{"ns/p-gpus"}) {
+		t.Errorf("claim keys %v", keys)
+	}
+}
