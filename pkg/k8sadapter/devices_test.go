@@ -20,7 +20,7 @@ const testDriver = "gpu.example.com"
 func gpuSlice(name, node string, gen int64, mems ...int64) *resourceapi.ResourceSlice {
 	s := &resourceapi.ResourceSlice{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: resourceapi.ResourceSliceSpec{Driver: testDriver, Pool: resourceapi.ResourcePool{Name: node, Generation: gen, ResourceSliceCount: 1}, NodeName: ptr.To(node)},
+		Spec:       resourceapi.ResourceSliceSpec{Driver: testDriver, Pool: resourceapi.ResourcePool{Name: node, Generation: gen, ResourceSliceCount: 1}, NodeName: ptr.To(node)},
 	}
 	for i, m := range mems {
 		s.Spec.Devices = append(s.Spec.Devices, resourceapi.Device{
@@ -138,8 +138,8 @@ func TestPodDevices(t *testing.T) {
 		classes: map[string]*resourceapi.DeviceClass{"gpu": {ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: resourceapi.DeviceClassSpec{
 			Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: `device.driver == "` + testDriver + `"`}}}}}},
 		templates: map[string]*resourceapi.ResourceClaimTemplate{
-			"ns/big":   template("big", exact("gpus", "gpu", 2, `device.attributes["`+testDriver+`"].memory >= 80`)),
-			"ns/nocls": template("nocls", exact("gpus", "missing", 1, "")),
+			"ns/big":    template("big", exact("gpus", "gpu", 2, `device.attributes["`+testDriver+`"].memory >= 80`)),
+			"ns/nocls":  template("nocls", exact("gpus", "missing", 1, "")),
 			"ns/badcel": template("badcel", exact("gpus", "gpu", 1, `device.attributes[`)),
 			"ns/all": template("all", resourceapi.DeviceRequest{Name: "gpus", Exactly: &resourceapi.ExactDeviceRequest{
 				DeviceClassName: "gpu", AllocationMode: resourceapi.DeviceAllocationModeAll}}),
