@@ -494,3 +494,40 @@ func (f *celFilter) Admits(d *gang.Device) bool {
 
 func (f *celFilter) Key() string      { return f.key }
 func (f *celFilter) Describe() string { return f.desc }
+
+// DeviceDomains gives a node the topology levels its devices name: for
+// each level key that is not one of the node's labels but is an
+// attribute (qualified name) of its devices, all of which that have it
+// agree on its value, the node is in that domain. So an NVLink clique or
+// a rack-scale domain a GPU driver publishes per device is a level
+// (topologyLevels takes its attribute name) like a node label. Devices
+// that disagree name no domain. The labels are copied when any is added.
+func DeviceDomains(labels map[string]string, devices []gang.Device, levels []string) map[string]string {
+	out, copied := labels, false
+	for _, key := range levels {
+		if _, ok := labels[key]; ok {
+			continue
+		}
+		value, agree := "", true
+		for _, d := range devices {
+			v, ok := d.Attributes[key]
+			if !ok {
+				continue
+			}
+			if value != "" && v != value {
+				agree = false
+				break
+			}
+			value = v
+		}
+		if value == "" || !agree {
+			continue
+		}
+		if !copied {
+			out, copied = make(map[string]string, len(labels)+1), true
+			maps.Copy(out, labels)
+		}
+		out[key] = value
+	}
+	return out
+}

@@ -199,3 +199,41 @@ func TestPodDevices(t *testing.T) {
 		t.Errorf("claim keys %v", keys)
 	}
 }
+
+func TestDeviceDomains(t *testing.T) {
+	clique := testDriver + "/clique"
+	devs := func(vs ...string) []gang.Device {
+		var out []gang.Device
+		for _, v := range vs {
+			a := map[string]string{}
+			if v != "" {
+				a[clique] = v
+			}
+			out = append(out, gang.Device{ID: v, Attributes: a})
+		}
+		return out
+	}
+	labels := map[string]string{"rack": "r1"}
+	for _, c := range []struct {
+		name    string
+		devices []gang.Device
+		want    string
+	}{
+		{"all agree", devs("c7", "c7"), "c7"},
+		{"some without it", devs("c7", ""), "c7"},
+		{"disagree", devs("c7", "c8"), ""},
+		{"none", nil, ""},
+	} {
+		got := DeviceDomains(labels, c.devices, []string{"rack", clique})
+		if got[clique] != c.want || got["rack"] != "r1" {
+			t.Errorf("%s: labels %v; want %s=%q beside rack=r1", c.name, got, clique, c.want)
+		}
+	}
+	if _, ok := labels[clique]; ok {
+		t.Errorf("the node's own labels were changed: %v", labels)
+	}
+	// A node label of the same key wins over its devices.
+	if got := DeviceDomains(map[string]string{clique: "own"}, devs("c7"), []string{clique}); got[clique] != "own" {
+		t.Errorf("label overridden: %v", got)
+	}
+}

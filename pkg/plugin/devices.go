@@ -126,6 +126,7 @@ func (p *Plugin) coreNode(n *corev1.Node) gang.Node {
 	cn := p.opts.CoreNode(n)
 	if p.dra != nil {
 		cn.Devices = p.dra.index.Devices(n.Name)
+		cn.Labels = k8sadapter.DeviceDomains(cn.Labels, cn.Devices, p.opts.TopologyLevels)
 	}
 	return cn
 }

@@ -123,9 +123,70 @@ func TestDRAGangs(t *testing.T) {
 	})
 }
 
+// cliqueKey is the device attribute naming a GPU's NVLink clique, as a
+// rack-scale system's driver publishes it; TestDRADomains makes it a
+// topology level.
+const cliqueKey = draDriver + "/clique"
+
+// GPU gangs kept inside one NVLink clique that no node label names: the
+// driver publishes the clique as a device attribute, and topologyLevels
+// lists that attribute's name. Six nodes of four GPUs, node-0 … node-2 in
+// clique a, node-3 … node-5 in clique b.
+//
+//   - with one node of clique a taken, a gang of three pods of four GPUs
+//     that requires one clique runs in clique b, though lonode alone would
+//     take node-1, node-2 and node-3 across both;
+//   - a gang of four that requires one clique is rejected: no clique has
+//     four GPU nodes.
+func TestDRADomains(t *testing.T) {
+	c := startCluster(t, localcluster.Options{ClaimController: true, GarbageCollector: true})
+	for i := range 6 {
+		c.addNode(fmt.Sprintf("node-%d", i), "8", "32Gi", 0, nil)
+		clique := "a"
+		if i >= 3 {
+			clique = "b"
+		}
+		c.publishGPUs(fmt.Sprintf("node-%d", i), 4, 80, "clique="+clique)
+	}
+	c.createDeviceClass(draDriver)
+	c.runFluence(map[string]string{"topologyLevels": "[" + cliqueKey + "]"})
+	c.createClaimTemplate("gpu4", exactly(4, ""))
+
+	first := claimGroup("first", 1, "gpu4")
+	c.createPods(first...)
+	c.waitForPodPhase(time.Minute, corev1.PodRunning, names(first)...)
+	if n := c.nodesOf(names(first)...); n[0] != "node-0" {
+		t.Fatalf("first runs on %v; the test expects lonode's first node, node-0", n)
+	}
+
+	g := claimGroup("nvl", 3, "gpu4")
+	for _, p := range g {
+		p.Annotations = map[string]string{"fluence.flux-framework.org/topology-required": cliqueKey}
+	}
+	c.createPods(g...)
+	c.waitForPodPhase(time.Minute, corev1.PodRunning, names(g)...)
+	if got := distinct(c.nodesOf(names(g)...)); !slices.Equal(got, []string{"node-3", "node-4", "node-5"}) {
+		t.Fatalf("nvl, required in one clique, runs on %v; want clique b's three nodes", got)
+	}
+	c.waitForEvent(30*time.Second, "nvl-0", "FluenceGroupPlaced", "within "+cliqueKey+"=b")
+	c.wantAllocated(g, 4, nil)
+
+	big := claimGroup("big", 4, "gpu4")
+	for _, p := range big {
+		p.Annotations = map[string]string{"fluence.flux-framework.org/topology-required": cliqueKey}
+	}
+	c.createPods(big...)
+	c.waitForEvent(30*time.Second, "big-0", "FluenceGroupRejected", cliqueKey)
+	if n := c.boundCount(names(big)...); n != 0 {
+		t.Errorf("%d pods of the gang no clique can hold were bound", n)
+	}
+	c.wantNoClaimRefusal(append(names(g), names(big)...)...)
+}
+
 // publishGPUs publishes a ResourceSlice of n GPUs for the node, each with
-// the memory attribute (GiB), as a driver's kubelet plugin would.
-func (c *cluster) publishGPUs(node string, n int, memGiB int64) {
+// the memory attribute (GiB) and the string attributes given, as a
+// driver's kubelet plugin would.
+func (c *cluster) publishGPUs(node string, n int, memGiB int64, attrs ...string) {
 	c.t.Helper()
 	s := &resourceapi.ResourceSlice{
 		ObjectMeta: metav1.ObjectMeta{Name: node + "-gpus"},
@@ -136,10 +197,12 @@ func (c *cluster) publishGPUs(node string, n int, memGiB int64) {
 		},
 	}
 	for i := range n {
-		s.Spec.Devices = append(s.Spec.Devices, resourceapi.Device{
-			Name:       fmt.Sprintf("gpu-%d", i),
-			Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{"memory": {IntValue: ptr.To(memGiB)}},
-		})
+		a := map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{"memory": {IntValue: ptr.To(memGiB)}}
+		for _, kv := range attrs {
+			k, v, _ := strings.Cut(kv, "=")
+			a[resourceapi.QualifiedName(k)] = resourceapi.DeviceAttribute{StringValue: ptr.To(v)}
+		}
+		s.Spec.Devices = append(s.Spec.Devices, resourceapi.Device{Name: fmt.Sprintf("gpu-%d", i), Attributes: a})
 	}
 	if _, err := c.Client.ResourceV1().ResourceSlices().Create(c.Ctx, s, metav1.CreateOptions{}); err != nil {
 		c.t.Fatalf("publishing %s's GPUs: %v", node, err)
