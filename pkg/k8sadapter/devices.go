@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/dynamic-resource-allocation/cel"
 
 	"github.com/fluence-sched/fluence/pkg/gang"
@@ -318,7 +319,15 @@ type ClaimSource interface {
 	Claim(namespace, name string) (*resourceapi.ResourceClaim, bool)
 	Template(namespace, name string) (*resourceapi.ResourceClaimTemplate, bool)
 	Class(name string) (*resourceapi.DeviceClass, bool)
+	// Classes are all device classes, for the extended resources they
+	// serve.
+	Classes() []*resourceapi.DeviceClass
 }
+
+// ImplicitExtendedPrefix begins the extended resource every DeviceClass
+// serves under its own name (deviceclass.resource.kubernetes.io/<class>),
+// beside the one its spec.extendedResourceName names.
+const ImplicitExtendedPrefix = "deviceclass.resource.kubernetes.io/"
 
 // PodClaims is what a pod's resource claims ask of the core.
 type PodClaims struct {
@@ -330,6 +339,10 @@ type PodClaims struct {
 	// Waiting says what the pod waits for before it can be scheduled at
 	// all (its claim is not created yet).
 	Waiting string
+	// Extended are the pod's extended resources that DRA devices serve
+	// (DRAExtendedResource), with the amounts asked: they are in
+	// Requests, and the caller no longer counts them as anything else.
+	Extended map[corev1.ResourceName]int64
 }
 
 // PodDevices reads a pod's resource claims. A claim made for the pod from
@@ -341,6 +354,7 @@ type PodClaims struct {
 // claim reaches (docs/dra.md).
 func (x *DeviceIndex) PodDevices(pod *corev1.Pod, src ClaimSource, cache *cel.Cache) PodClaims {
 	var out PodClaims
+	x.extended(pod, src, cache, &out)
 	for _, pc := range pod.Spec.ResourceClaims {
 		if pc.ResourceClaimName != nil {
 			continue
@@ -355,14 +369,7 @@ func (x *DeviceIndex) PodDevices(pod *corev1.Pod, src ClaimSource, cache *cel.Ca
 			}
 		}
 		if claim != nil && claim.Status.Allocation != nil {
-			var ids []string
-			for _, r := range claim.Status.Allocation.Devices.Results {
-				if r.AdminAccess != nil && *r.AdminAccess {
-					continue
-				}
-				ids = append(ids, r.Driver+"/"+r.Pool+"/"+r.Device)
-			}
-			if len(ids) > 0 {
+			if ids := allocatedIDs(claim); len(ids) > 0 {
 				out.Requests = append(out.Requests, gang.DeviceRequest{Name: claim.Name, Choices: []gang.DeviceChoice{{Name: "allocated", Count: int64(len(ids)), Filter: gang.NewExactDevices(ids...)}}})
 			}
 			continue
@@ -530,4 +537,84 @@ func DeviceDomains(labels map[string]string, devices []gang.Device, levels []str
 		out[key] = value
 	}
 	return out
+}
+
+// extended translates the pod's extended resources that a device class
+// serves (its spec.extendedResourceName, or the class's implicit name)
+// into device requests of that class; once kube-scheduler made and
+// allocated the pod's claim for them, into exactly its devices. A
+// resource a class serves is taken from DRA devices on every node, even
+// one that also lists it in its allocatable (docs/dra.md).
+func (x *DeviceIndex) extended(pod *corev1.Pod, src ClaimSource, cache *cel.Cache, out *PodClaims) {
+	if !asksExtended(pod) {
+		return
+	}
+	requests := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	classes := src.Classes()
+	for _, name := range slices.Sorted(maps.Keys(requests)) {
+		q := requests[name]
+		if q.Value() <= 0 || !strings.Contains(string(name), "/") {
+			continue
+		}
+		i := slices.IndexFunc(classes, func(c *resourceapi.DeviceClass) bool {
+			return ptrOr(c.Spec.ExtendedResourceName) == string(name) || string(name) == ImplicitExtendedPrefix+c.Name
+		})
+		if i < 0 {
+			continue
+		}
+		if out.Extended == nil {
+			out.Extended = map[corev1.ResourceName]int64{}
+		}
+		out.Extended[name] = q.Value()
+		if st := pod.Status.ExtendedResourceClaimStatus; st != nil {
+			if c, ok := src.Claim(pod.Namespace, st.ResourceClaimName); ok && c.Status.Allocation != nil {
+				continue // its devices are asked below, once
+			}
+		}
+		ch, why := x.choice(string(name), classes[i].Name, nil, resourceapi.DeviceAllocationModeExactCount, q.Value(), nil, src, cache)
+		if why != "" {
+			if out.Invalid == "" {
+				out.Invalid = fmt.Sprintf("extended resource %s: %s", name, why)
+			}
+			continue
+		}
+		out.Requests = append(out.Requests, gang.DeviceRequest{Name: "extended resource " + string(name), Choices: []gang.DeviceChoice{*ch}})
+	}
+	if st := pod.Status.ExtendedResourceClaimStatus; st != nil && len(out.Extended) > 0 {
+		if c, ok := src.Claim(pod.Namespace, st.ResourceClaimName); ok && c.Status.Allocation != nil {
+			if ids := allocatedIDs(c); len(ids) > 0 {
+				out.Requests = append(out.Requests, gang.DeviceRequest{Name: c.Name, Choices: []gang.DeviceChoice{{Name: "allocated", Count: int64(len(ids)), Filter: gang.NewExactDevices(ids...)}}})
+			}
+		}
+	}
+}
+
+// allocatedIDs are the devices a claim's allocation holds, but those it
+// holds with admin access (which takes nothing from others).
+func allocatedIDs(c *resourceapi.ResourceClaim) []string {
+	var ids []string
+	for _, r := range c.Status.Allocation.Devices.Results {
+		if r.AdminAccess != nil && *r.AdminAccess {
+			continue
+		}
+		ids = append(ids, r.Driver+"/"+r.Pool+"/"+r.Device)
+	}
+	return ids
+}
+
+// asksExtended reports whether a container of the pod asks for an
+// extended resource (a name with a domain): most pods do not, and they
+// are translated without listing the classes.
+func asksExtended(pod *corev1.Pod) bool {
+	has := func(cs []corev1.Container) bool {
+		return slices.ContainsFunc(cs, func(c corev1.Container) bool {
+			for name := range c.Resources.Requests {
+				if strings.Contains(string(name), "/") {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	return has(pod.Spec.Containers) || has(pod.Spec.InitContainers)
 }

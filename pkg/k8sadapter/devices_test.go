@@ -1,12 +1,14 @@
 package k8sadapter
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/utils/ptr"
@@ -107,6 +109,14 @@ func (c claims) Template(ns, name string) (*resourceapi.ResourceClaimTemplate, b
 func (c claims) Class(name string) (*resourceapi.DeviceClass, bool) {
 	x, ok := c.classes[name]
 	return x, ok
+}
+
+func (c claims) Classes() []*resourceapi.DeviceClass {
+	var out []*resourceapi.DeviceClass
+	for _, k := range slices.Sorted(maps.Keys(c.classes)) {
+		out = append(out, c.classes[k])
+	}
+	return out
 }
 
 func template(name string, reqs ...resourceapi.DeviceRequest) *resourceapi.ResourceClaimTemplate {
@@ -235,5 +245,37 @@ func TestDeviceDomains(t *testing.T) {
 	// A node label of the same key wins over its devices.
 	if got := DeviceDomains(map[string]string{clique: "own"}, devs("c7"), []string{clique}); got[clique] != "own" {
 		t.Errorf("label overridden: %v", got)
+	}
+}
+
+// An extended resource a device class serves becomes a request of that
+// class; one no class serves stays what it was.
+func TestPodDevicesExtended(t *testing.T) {
+	x := NewDeviceIndex([]*resourceapi.ResourceSlice{gpuSlice("n1-gpus", "n1", 1, 80)})
+	src := claims{classes: map[string]*resourceapi.DeviceClass{"gpu": {ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: resourceapi.DeviceClassSpec{
+		ExtendedResourceName: ptr.To("example.com/gpu"),
+		Selectors:            []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: `device.driver == "` + testDriver + `"`}}}}}}}
+	cache := cel.NewCache(10, cel.Features{})
+	for _, c := range []struct {
+		resource string
+		served   bool
+	}{{"example.com/gpu", true}, {ImplicitExtendedPrefix + "gpu", true}, {"example.com/fpga", false}} {
+		q := resource.MustParse("3")
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceName(c.resource): q}, Limits: corev1.ResourceList{corev1.ResourceName(c.resource): q}}}}}}
+		pc := x.PodDevices(p, src, cache)
+		if !c.served {
+			if len(pc.Requests) != 0 || len(pc.Extended) != 0 {
+				t.Errorf("%s: %+v; no class serves it", c.resource, pc)
+			}
+			continue
+		}
+		if pc.Invalid != "" || len(pc.Requests) != 1 || pc.Requests[0].Choices[0].Count != 3 || pc.Extended[corev1.ResourceName(c.resource)] != 3 {
+			t.Errorf("%s: %+v; want one request of 3 devices of class gpu", c.resource, pc)
+			continue
+		}
+		if d := x.Devices("n1")[0]; !pc.Requests[0].Choices[0].Filter.Admits(&d) {
+			t.Errorf("%s: the class's device is not admitted", c.resource)
+		}
 	}
 }

@@ -2,9 +2,11 @@ package plugin
 
 import (
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	resourcelisters "k8s.io/client-go/listers/resource/v1"
 	"k8s.io/client-go/tools/cache"
@@ -44,6 +46,12 @@ func (d *draState) Template(ns, name string) (*resourceapi.ResourceClaimTemplate
 func (d *draState) Class(name string) (*resourceapi.DeviceClass, bool) {
 	c, err := d.classes.Get(name)
 	return c, err == nil
+}
+
+func (d *draState) Classes() []*resourceapi.DeviceClass {
+	cs, _ := d.classes.List(labels.Everything())
+	slices.SortFunc(cs, func(a, b *resourceapi.DeviceClass) int { return strings.Compare(a.Name, b.Name) })
+	return cs
 }
 
 // watchDevices registers the DRA informers' handlers: a slice changed
@@ -139,11 +147,13 @@ func (p *Plugin) corePod(pod *corev1.Pod, owned bool) gang.Pod {
 		return cp
 	}
 	cp.Claims = k8sadapter.PodClaimKeys(pod)
-	if len(pod.Spec.ResourceClaims) == 0 {
-		return cp
-	}
 	pc := p.dra.index.PodDevices(pod, p.dra, p.dra.cel)
 	cp.Devices = pc.Requests
+	for name, n := range pc.Extended {
+		if p.opts.IsGPU(name) {
+			cp.Requests.GPU = max(cp.Requests.GPU-n, 0)
+		}
+	}
 	if cp.Invalid == "" {
 		cp.Invalid = pc.Invalid
 		if cp.Invalid == "" && owned && cp.NodeName == "" {

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
@@ -47,6 +48,7 @@ func TestDRAGangs(t *testing.T) {
 		c.publishGPUs(fmt.Sprintf("node-%d", i), 4, mem)
 	}
 	c.createDeviceClass(draDriver)
+	c.createExtendedClass(extendedGPU)
 	c.runFluence(nil)
 
 	t.Run("four pods of four GPUs", func(t *testing.T) {
@@ -100,6 +102,47 @@ func TestDRAGangs(t *testing.T) {
 			for _, r := range cl.Status.Allocation.Devices.Results {
 				if r.Request != "gpus/any" {
 					t.Errorf("claim %s took %s for request %s; want the second choice, gpus/any", cl.Name, r.Device, r.Request)
+				}
+			}
+		}
+		c.wantNoClaimRefusal(names(g)...)
+	})
+
+	t.Run("an extended resource DRA devices serve", func(t *testing.T) {
+		c := c.on(t)
+		defer c.clearDRA()
+		// No node lists example.com/gpu in its allocatable; the class
+		// serves it from the driver's devices (DRAExtendedResource):
+		// kube-scheduler makes each pod a claim for it and allocates it
+		// on the node fluence chose.
+		g := groupPods("ext", 2, "1", 0, 0)
+		for _, p := range g {
+			q := resource.MustParse("4")
+			p.Spec.Containers[0].Resources.Requests[extendedGPU] = q
+			p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{extendedGPU: q}
+		}
+		c.createPods(g...)
+		c.waitForPodPhase(time.Minute, corev1.PodRunning, names(g)...)
+		nodes := c.nodesOf(names(g)...)
+		if got := distinct(nodes); len(got) != 2 || !strings.HasPrefix(got[0], "node-") || got[1] > "node-3" {
+			t.Fatalf("ext runs on %v; want two of the GPU nodes", nodes)
+		}
+		for _, p := range g {
+			pod, err := c.Client.CoreV1().Pods(c.NS).Get(c.Ctx, p.Name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := pod.Status.ExtendedResourceClaimStatus
+			if st == nil {
+				t.Fatalf("pod %s has no claim for its extended resource", p.Name)
+			}
+			cl, err := c.Client.ResourceV1().ResourceClaims(c.NS).Get(c.Ctx, st.ResourceClaimName, metav1.GetOptions{})
+			if err != nil || cl.Status.Allocation == nil || len(cl.Status.Allocation.Devices.Results) != 4 {
+				t.Fatalf("pod %s's extended resource claim %s: %v, allocation %+v", p.Name, st.ResourceClaimName, err, cl.Status.Allocation)
+			}
+			for _, r := range cl.Status.Allocation.Devices.Results {
+				if r.Pool != pod.Spec.NodeName {
+					t.Errorf("pod %s on %s holds %s/%s", p.Name, pod.Spec.NodeName, r.Pool, r.Device)
 				}
 			}
 		}
@@ -206,6 +249,26 @@ func (c *cluster) publishGPUs(node string, n int, memGiB int64, attrs ...string)
 	}
 	if _, err := c.Client.ResourceV1().ResourceSlices().Create(c.Ctx, s, metav1.CreateOptions{}); err != nil {
 		c.t.Fatalf("publishing %s's GPUs: %v", node, err)
+	}
+}
+
+// extendedGPU is the extended resource a device class of the driver
+// serves (DRAExtendedResource).
+const extendedGPU corev1.ResourceName = "example.com/gpu"
+
+// createExtendedClass creates a class of the driver's devices that
+// serves the extended resource.
+func (c *cluster) createExtendedClass(name corev1.ResourceName) {
+	c.t.Helper()
+	dc := &resourceapi.DeviceClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "extended-gpu"},
+		Spec: resourceapi.DeviceClassSpec{
+			ExtendedResourceName: ptr.To(string(name)),
+			Selectors:            []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: `device.driver == "` + draDriver + `"`}}},
+		},
+	}
+	if _, err := c.Client.ResourceV1().DeviceClasses().Create(c.Ctx, dc, metav1.CreateOptions{}); err != nil {
+		c.t.Fatalf("creating the extended resource's class: %v", err)
 	}
 }
 
