@@ -468,25 +468,41 @@ func holdersChanged(a, b []Device) bool {
 	return !slices.EqualFunc(a, b, func(x, y Device) bool { return x.Holder == y.Holder })
 }
 
-// heldAsPlaced takes the devices a bound pod's claims were allocated as
-// its slot's. kube-scheduler's DRA plugin chooses the devices itself, on
-// the node fluence chose; where it chose others than the engine's job
-// took, the job holds devices that are free and misses ones that are
-// not, so the graph is rebuilt and the allocation replayed on the
-// devices the pod holds.
+// heldAsPlaced takes what a bound pod's allocated claims hold as its
+// slot's devices. kube-scheduler's DRA plugin chooses the devices itself,
+// on the node fluence chose; where it chose others than the engine's job
+// took, or the pod's devices are now counted by a claim several pods
+// share, the job holds devices that are free and misses ones that are
+// not, so the graph is rebuilt and the allocation replayed on what the
+// pod holds. A pod with a claim not allocated yet is left as placed: its
+// requests say nothing new.
 func (c *Core) heldAsPlaced(a *alloc, s *slot, p *Pod) {
-	held := heldDevices(p)
-	if len(held) == 0 {
+	if !settled(p) {
 		return
 	}
 	sh := c.shapeOf(p, 0)
 	if sh == s.shape {
 		return
 	}
+	fewer := sh.Devices.total() < s.shape.Devices.total()
 	s.shape = sh
-	if c.dirty || c.m == nil || !c.holdsDevices(a.id, s.node, held) {
+	if fewer || c.dirty || c.m == nil || !c.holdsDevices(a.id, s.node, heldDevices(p)) {
 		c.dirty = true
 	}
+}
+
+// settled reports whether every device request of the pod names exactly
+// the devices an allocation gave it (or it has none).
+func settled(p *Pod) bool {
+	for _, r := range p.Devices {
+		if len(r.Choices) != 1 {
+			return false
+		}
+		if _, ok := r.Choices[0].Filter.(ExactDevices); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // holdsDevices reports whether the engine's job holds every one of the

@@ -237,6 +237,42 @@ func (s *script) exec(f []string) error {
 		s.nodes[n.Name] = n
 		s.core.NodeSet(n, s.now)
 		s.print(s.core.Ready())
+	case "allocated":
+		// The DRA plugin allocated the claims of the pod bound to node=:
+		// it asks for exactly devs= (full IDs) from now on, as the
+		// informer shows it.
+		p := s.pods[f[1]]
+		if p == nil {
+			return fmt.Errorf("no pod %s", f[1])
+		}
+		ids := strings.Split(args["devs"], ",")
+		p.Devices = []DeviceRequest{{Name: "claim", Choices: []DeviceChoice{{Name: "allocated", Count: int64(len(ids)), Filter: NewExactDevices(ids...)}}}}
+		p.NodeName = args["node"]
+		s.core.PodSeen(*p, s.now)
+		s.print(s.core.Ready())
+	case "devices":
+		// Which group's allocation (or the node's foreign job) holds
+		// each device of the node, in the engine.
+		c := s.core
+		g := c.m.Graph()
+		for _, v := range g.Children(c.vertexOf[f[1]]) {
+			d := c.deviceOf(g, v)
+			if d == nil || g.Vertex(v).Basename != TypeDevice {
+				continue
+			}
+			holder := "free"
+			for _, key := range slices.Sorted(maps.Keys(c.groups)) {
+				for _, a := range c.groups[key].allocs {
+					if c.m.Holds(a.id, v) {
+						holder = key
+					}
+				}
+			}
+			if id, ok := c.foreignJob[f[1]]; ok && c.m.Holds(id, v) {
+				holder = "foreign"
+			}
+			fmt.Fprintf(&s.out, "  %s: %s\n", d.ID, holder)
+		}
 	case "rmnode":
 		delete(s.nodes, f[1])
 		s.core.NodeRemoved(f[1], s.now)

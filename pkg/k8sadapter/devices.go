@@ -3,6 +3,7 @@ package k8sadapter
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/dynamic-resource-allocation/cel"
 
 	"github.com/fluence-sched/fluence/pkg/gang"
@@ -291,16 +293,13 @@ func (x *DeviceIndex) ClaimSet(c *resourceapi.ResourceClaim, deleted bool) []str
 	return slices.Compact(nodes)
 }
 
-// PodClaimKeys are the claims (namespace/name) a pod uses: those it
-// names, those made for it from templates, and the one kube-scheduler
-// made for its extended resources.
+// PodClaimKeys are the claims (namespace/name) made for the pod alone,
+// whose devices its requests ask: those made from its templates, and the
+// one kube-scheduler made for its extended resources. A claim the pod
+// names may be shared; its devices are counted once, by the claim
+// (gang.Device.Holder), not by any pod.
 func PodClaimKeys(pod *corev1.Pod) []string {
 	var out []string
-	for _, pc := range pod.Spec.ResourceClaims {
-		if pc.ResourceClaimName != nil {
-			out = append(out, pod.Namespace+"/"+*pc.ResourceClaimName)
-		}
-	}
 	for _, st := range pod.Status.ResourceClaimStatuses {
 		if st.ResourceClaimName != nil {
 			out = append(out, pod.Namespace+"/"+*st.ResourceClaimName)
@@ -348,15 +347,17 @@ type PodClaims struct {
 // PodDevices reads a pod's resource claims. A claim made for the pod from
 // a template asks for its template's devices until it is allocated, then
 // for exactly the devices it holds. A claim the pod names directly may be
-// shared with other pods: it adds no per-pod demand (kube-scheduler's
-// DynamicResources plugin allocates it once, and its allocation limits
-// the nodes); fluence does not yet confine a group to the nodes such a
-// claim reaches (docs/dra.md).
+// shared with other pods: once allocated it asks nothing more (its
+// devices are counted by their holder, and SharedClaims confines the pod
+// to the nodes the allocation reaches); until then each pod naming it
+// asks for its devices, which is exact for a claim one pod uses and more
+// than a shared one will take (docs/dra.md).
 func (x *DeviceIndex) PodDevices(pod *corev1.Pod, src ClaimSource, cache *cel.Cache) PodClaims {
 	var out PodClaims
 	x.extended(pod, src, cache, &out)
 	for _, pc := range pod.Spec.ResourceClaims {
 		if pc.ResourceClaimName != nil {
+			x.namedClaim(pod, *pc.ResourceClaimName, src, cache, &out)
 			continue
 		}
 		if pc.ResourceClaimTemplateName == nil {
@@ -617,4 +618,90 @@ func asksExtended(pod *corev1.Pod) bool {
 		})
 	}
 	return has(pod.Spec.Containers) || has(pod.Spec.InitContainers)
+}
+
+// SharedClaims confines a pod to the nodes the allocations of the claims
+// it names reach (a claim shared by a group: one IMEX channel, one
+// device every pod uses): kube-scheduler's DynamicResources plugin turns
+// the pod away from any other node. The pod's own filter (nil for any
+// node) is kept inside. A claim not allocated yet adds nothing: it is
+// allocated with the first pod that binds (docs/dra.md).
+func SharedClaims(pod *corev1.Pod, inner gang.NodeFilter, src ClaimSource) (gang.NodeFilter, error) {
+	f := inner
+	for _, pc := range pod.Spec.ResourceClaims {
+		if pc.ResourceClaimName == nil {
+			continue
+		}
+		c, ok := src.Claim(pod.Namespace, *pc.ResourceClaimName)
+		if !ok || c.Status.Allocation == nil || c.Status.Allocation.NodeSelector == nil {
+			continue
+		}
+		sel, err := nodeaffinity.NewNodeSelector(c.Status.Allocation.NodeSelector)
+		if err != nil {
+			return inner, fmt.Errorf("claim %s/%s: allocation's node selector: %v", c.Namespace, c.Name, err)
+		}
+		raw, err := json.Marshal(c.Status.Allocation.NodeSelector)
+		if err != nil {
+			return inner, err
+		}
+		key := "claim " + c.Namespace + "/" + c.Name + " " + string(raw)
+		if f != nil {
+			key = f.Key() + "|" + key
+		}
+		f = &claimFilter{inner: f, claim: c.Namespace + "/" + c.Name, sel: sel, key: key}
+	}
+	return f, nil
+}
+
+// claimFilter admits the nodes its inner filter admits (any, without
+// one) that a shared claim's allocation reaches.
+type claimFilter struct {
+	inner gang.NodeFilter
+	claim string
+	sel   *nodeaffinity.NodeSelector
+	key   string
+}
+
+func (f *claimFilter) reaches(n *gang.Node) bool {
+	node := &corev1.Node{}
+	node.Name, node.Labels = n.Name, n.Labels
+	return f.sel.Match(node)
+}
+
+func (f *claimFilter) Admits(n *gang.Node) bool {
+	return (f.inner == nil || f.inner.Admits(n)) && f.reaches(n)
+}
+
+func (f *claimFilter) Key() string { return f.key }
+
+func (f *claimFilter) Why(nodes []*gang.Node) string {
+	k := 0
+	for _, n := range nodes {
+		if f.reaches(n) {
+			k++
+		}
+	}
+	why := fmt.Sprintf("the allocation of its shared claim %s reaches %d of %d nodes", f.claim, k, len(nodes))
+	if f.inner != nil {
+		why = f.inner.Why(nodes) + "; " + why
+	}
+	return why
+}
+
+// namedClaim adds what a claim the pod names asks while it is not
+// allocated; a claim that does not exist yet is waited for.
+func (x *DeviceIndex) namedClaim(pod *corev1.Pod, name string, src ClaimSource, cache *cel.Cache, out *PodClaims) {
+	c, ok := src.Claim(pod.Namespace, name)
+	if !ok {
+		out.Waiting = fmt.Sprintf("resource claim %s/%s does not exist", pod.Namespace, name)
+		return
+	}
+	if c.Status.Allocation != nil {
+		return
+	}
+	reqs, why := x.requests(c.Name, &c.Spec, src, cache)
+	if why != "" && out.Invalid == "" {
+		out.Invalid = fmt.Sprintf("claim %s: %s", c.Name, why)
+	}
+	out.Requests = append(out.Requests, reqs...)
 }

@@ -147,6 +147,13 @@ func (p *Plugin) corePod(pod *corev1.Pod, owned bool) gang.Pod {
 		return cp
 	}
 	cp.Claims = k8sadapter.PodClaimKeys(pod)
+	if f, err := k8sadapter.SharedClaims(pod, cp.Filter, p.dra); err != nil {
+		if cp.Invalid == "" {
+			cp.Invalid = err.Error()
+		}
+	} else {
+		cp.Filter = f
+	}
 	pc := p.dra.index.PodDevices(pod, p.dra, p.dra.cel)
 	cp.Devices = pc.Requests
 	for name, n := range pc.Extended {

@@ -149,6 +149,55 @@ func TestDRAGangs(t *testing.T) {
 		c.wantNoClaimRefusal(names(g)...)
 	})
 
+	t.Run("a shared claim keeps the group where it reaches", func(t *testing.T) {
+		c := c.on(t)
+		defer c.clearDRA()
+		// One claim every pod names: the first pod's binding allocated
+		// it (kube-scheduler's DynamicResources plugin, on the node
+		// fluence chose for that pod); kube-scheduler admits the other
+		// pods only where its allocation reaches, so the group that
+		// names it next goes there whole, and the GPU it holds is no one
+		// else's.
+		cl := &resourceapi.ResourceClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: "shared", Namespace: c.NS},
+			Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{
+				exactly(1, `device.attributes["`+draDriver+`"].memory >= 80`)}}},
+		}
+		if _, err := c.Client.ResourceV1().ResourceClaims(c.NS).Create(c.Ctx, cl, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		named := func(p *corev1.Pod) *corev1.Pod {
+			p.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpus", ResourceClaimName: ptr.To("shared")}}
+			p.Spec.Containers[0].Resources.Claims = []corev1.ResourceClaim{{Name: "gpus"}}
+			return p
+		}
+		first := named(groupPods("lead", 1, "1", 0, 0)[0])
+		c.createPods(first)
+		c.waitForPodPhase(time.Minute, corev1.PodRunning, first.Name)
+		at := c.nodesOf(first.Name)[0]
+		if at != "node-2" && at != "node-3" {
+			t.Fatalf("lead runs on %s; its claim asks for an 80 GiB GPU, on node-2 or node-3", at)
+		}
+		g := groupPods("sh", 2, "1", 0, 0)
+		for _, p := range g {
+			named(p)
+		}
+		c.createPods(g...)
+		c.waitForPodPhase(time.Minute, corev1.PodRunning, names(g)...)
+		if got := distinct(c.nodesOf(names(g)...)); !slices.Equal(got, []string{at}) {
+			t.Fatalf("sh runs on %v; want %s, where its shared claim's GPU is", got, at)
+		}
+		// That node has three GPUs left: a pod asking four goes elsewhere.
+		four := claimGroup("four", 1, "gpu4")
+		c.createClaimTemplate("gpu4", exactly(4, ""))
+		c.createPods(four...)
+		c.waitForPodPhase(time.Minute, corev1.PodRunning, names(four)...)
+		if n := c.nodesOf(names(four)...)[0]; n == at {
+			t.Errorf("a pod of four GPUs runs on %s, where the shared claim holds one of four", at)
+		}
+		c.wantNoClaimRefusal(append(append(names(g), first.Name), names(four)...)...)
+	})
+
 	t.Run("a gang more GPU nodes than there are is rejected", func(t *testing.T) {
 		c := c.on(t)
 		defer c.clearDRA()
