@@ -20,6 +20,16 @@ const TypeDevice = "device"
 // label or device attribute can take its place.
 const devicePrefix = "fluence//admits-"
 
+// maxMarks is how many filters may have marked the current graph before
+// it is rebuilt with only the marks in use: each mark is a property on
+// every device it admits, and a property map grown by hundreds of marks
+// slows every mark after it.
+const maxMarks = 64
+
+// DeviceIDProperty is the property of a device vertex that holds the
+// device's ID (driver/pool/device).
+const DeviceIDProperty = "fluence//device"
+
 // Device is one device a node offers: a GPU, a NIC, a partition of a GPU.
 // The translating layer names it and reads its attributes; which devices
 // a pod may take is decided by the pod's DeviceFilters, which see these.
@@ -105,8 +115,12 @@ type deviceAsk struct {
 type deviceNeed struct {
 	count  int64
 	filter DeviceFilter
-	// prop is the vertex property marking the devices filter admits.
+	// prop is the vertex property marking the devices filter admits;
+	// "" for ExactDevices, which need no marks.
 	prop string
+	// requires is what a device vertex the need takes must satisfy:
+	// the mark, or for ExactDevices one of the devices' own IDs.
+	requires *jobspec.Constraint
 	// what names the request and its choice, for explanations.
 	what string
 }
@@ -131,7 +145,7 @@ func (a *deviceAsk) with() []*jobspec.ResourceBuilder {
 	}
 	w := make([]*jobspec.ResourceBuilder, 0, len(a.needs))
 	for _, n := range a.needs {
-		w = append(w, jobspec.R(TypeDevice, n.count).Requires(jobspec.Properties(n.prop)))
+		w = append(w, jobspec.R(TypeDevice, n.count).Requires(n.requires))
 	}
 	return w
 }
@@ -187,7 +201,7 @@ func (c *Core) ask(p *Pod, choice int) *deviceAsk {
 	a := c.dev.asks[k]
 	if a == nil {
 		for i := range needs {
-			needs[i].prop = c.propOf(needs[i].filter)
+			needs[i].prop, needs[i].requires = c.requiresOf(needs[i].filter)
 		}
 		a = &deviceAsk{key: k, needs: needs}
 		c.dev.asks[k] = a
@@ -210,6 +224,22 @@ func (c *Core) shapeOf(p *Pod, choice int) Shape {
 	s := ShapeOf(p.Requests)
 	s.Devices = c.ask(p, choice)
 	return s
+}
+
+// requiresOf is what a device f admits must satisfy: one of the named
+// devices' IDs for ExactDevices (a pod's allocated claims: one filter per
+// pod, each naming a few devices, which marking the whole graph for
+// would cost a pass over every device per pod bound), else f's mark.
+func (c *Core) requiresOf(f DeviceFilter) (string, *jobspec.Constraint) {
+	if e, ok := f.(ExactDevices); ok {
+		ids := make([]*jobspec.Constraint, len(e))
+		for i, id := range e {
+			ids[i] = jobspec.Properties(DeviceIDProperty + "=" + id)
+		}
+		return "", jobspec.Or(ids...)
+	}
+	prop := c.propOf(f)
+	return prop, jobspec.Properties(prop)
 }
 
 // propOf returns the property of f's marks, new when f is.
@@ -238,22 +268,39 @@ func (c *Core) markAsk(a *deviceAsk) {
 		c.dev.graph, c.dev.admitted = g, map[string]int64{}
 	}
 	for _, n := range a.needs {
+		if n.prop == "" {
+			continue
+		}
 		if _, done := c.dev.admitted[n.prop]; !done {
 			c.dev.admitted[n.prop] = c.markDevices(g, n.prop, n.filter)
+			if len(c.dev.admitted) > maxMarks {
+				// Marks are never cleared on a graph: a new one, built
+				// before the next decision, carries only those in use.
+				c.dirty = true
+			}
 		}
 	}
 }
 
 // markDevices sets prop on the device vertices f admits, and counts them.
+// Marks are set, never cleared, while the graph lives: the filters that
+// mark are those of the claim templates in use, which are few.
 func (c *Core) markDevices(g *resource.Graph, prop string, f DeviceFilter) int64 {
 	t, ok := g.LookupType(TypeDevice)
 	if !ok {
 		return 0
 	}
 	var n int64
-	for _, v := range g.ByType(t) {
-		if d := c.deviceOf(g, v); d != nil && f.Admits(d) {
+	for name, nv := range c.vertexOf { // any order: each vertex is marked or not
+		node := c.nodes[name]
+		if node == nil || len(node.Devices) == 0 {
+			continue
+		}
+		for _, v := range g.Children(nv) {
 			vx := g.Vertex(v)
+			if vx.Type != t || vx.ID < 0 || vx.ID >= int64(len(node.Devices)) || !f.Admits(&node.Devices[vx.ID]) {
+				continue
+			}
 			if vx.Properties == nil {
 				vx.Properties = map[string]string{}
 			}
@@ -548,6 +595,9 @@ func (c *Core) deviceNote(shapes []Shape) string {
 			continue
 		}
 		for _, n := range s.Devices.needs {
+			if n.prop == "" {
+				continue // exactly the devices a pod holds
+			}
 			i := slices.IndexFunc(asks, func(a *ask) bool { return a.n.prop == n.prop && a.n.count == n.count })
 			if i < 0 {
 				asks = append(asks, &ask{n: n})

@@ -274,7 +274,10 @@ func buildGraph(nodes []*Node, levels []level) (*resource.Graph, error) {
 			// A device vertex's id is its index in the node's devices,
 			// which is how the core finds the device it stands for.
 			for k, d := range n.Devices {
-				if _, err := add(resource.Vertex{Type: tDev, Basename: TypeDevice, ID: int64(k), Rank: rank, Size: 1, Properties: maps.Clone(d.Attributes)}, nv); err != nil {
+				props := make(map[string]string, len(d.Attributes)+2)
+				maps.Copy(props, d.Attributes)
+				props[DeviceIDProperty] = d.ID
+				if _, err := add(resource.Vertex{Type: tDev, Basename: TypeDevice, ID: int64(k), Rank: rank, Size: 1, Properties: props}, nv); err != nil {
 					return fmt.Errorf("gang: node %s: device %s: %w", n.Name, d.ID, err)
 				}
 			}
