@@ -20,8 +20,8 @@ const TypeDevice = "device"
 // label or device attribute can take its place.
 const devicePrefix = "fluence//admits-"
 
-// maxMarks is how many filters may have marked the current graph before
-// it is rebuilt with only the marks in use: each mark is a property on
+// maxMarks is how many filters beyond those in use when it was built may
+// mark the current graph before it is rebuilt with only the marks in use: each mark is a property on
 // every device it admits, and a property map grown by hundreds of marks
 // slows every mark after it.
 const maxMarks = 64
@@ -165,6 +165,9 @@ type deviceMarks struct {
 	admitted map[string]int64
 	next     int64
 	asks     map[string]*deviceAsk
+	// held is how many marks the allocations held when the graph was
+	// installed (remark).
+	held int
 }
 
 // ask interns the ask of a pod's requests with choice i of each (the
@@ -273,7 +276,7 @@ func (c *Core) markAsk(a *deviceAsk) {
 		}
 		if _, done := c.dev.admitted[n.prop]; !done {
 			c.dev.admitted[n.prop] = c.markDevices(g, n.prop, n.filter)
-			if len(c.dev.admitted) > maxMarks {
+			if len(c.dev.admitted) > c.dev.held+maxMarks {
 				// Marks are never cleared on a graph: a new one, built
 				// before the next decision, carries only those in use.
 				c.dirty = true
@@ -342,10 +345,11 @@ func (c *Core) remark() {
 			delete(c.dev.filter, prop)
 		}
 	}
-	c.dev.graph = nil
+	c.dev.graph, c.dev.admitted = c.m.Graph(), map[string]int64{}
 	for _, a := range sortedAsks(held) {
 		c.markAsk(a)
 	}
+	c.dev.held = len(c.dev.admitted)
 }
 
 func sortedAsks(set map[*deviceAsk]bool) []*deviceAsk {
