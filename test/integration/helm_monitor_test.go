@@ -125,8 +125,17 @@ func checkServiceMonitor(t *testing.T, sm, svc *unstructured.Unstructured) {
 	if !slices.Contains(portNames, fmt.Sprint(ep["port"])) || ep["scheme"] != "https" || ep["path"] != "/metrics" {
 		t.Errorf("endpoint %v: want one of the Service's ports %v, https, /metrics", ep, portNames)
 	}
-	if ep["bearerTokenFile"] != "/var/run/secrets/kubernetes.io/serviceaccount/token" {
-		t.Errorf("endpoint %v scrapes without Prometheus's service-account token: the scheduler refuses it", ep)
+	// The token comes from a Secret through authorization (the Prometheus
+	// Operator deprecates bearerTokenFile): by default the chart's
+	// metrics-reader token.
+	typ, _, _ := unstructured.NestedString(ep, "authorization", "type")
+	secret, _, _ := unstructured.NestedString(ep, "authorization", "credentials", "name")
+	key, _, _ := unstructured.NestedString(ep, "authorization", "credentials", "key")
+	if typ != "Bearer" || secret != releaseName+"-metrics-reader" || key != "token" {
+		t.Errorf("endpoint %v scrapes without a bearer token from the chart's metrics-reader Secret: the scheduler refuses it", ep)
+	}
+	if _, deprecated := ep["bearerTokenFile"]; deprecated {
+		t.Errorf("endpoint %v still names bearerTokenFile, which the Prometheus Operator deprecates", ep)
 	}
 	if skip, _, _ := unstructured.NestedBool(ep, "tlsConfig", "insecureSkipVerify"); !skip {
 		t.Errorf("endpoint %v verifies kube-scheduler's self-signed certificate", ep)

@@ -78,8 +78,9 @@ func TestRelease(t *testing.T) {
 	// Every artefact, checksummed.
 	sums := readChecksums(t, res.Checksums)
 	for _, f := range []string{
-		release.BinaryName("fluence", version, host), release.BinaryName("kubectl-fluence", version, host),
+		release.BinaryName("fluence", version, host), release.BinaryName("kubectl-fluence", version, host), release.BinaryName("fluence-scheduler", version, host),
 		release.SBOMName(release.BinaryName("fluence", version, host)), release.SBOMName(release.BinaryName("kubectl-fluence", version, host)),
+		release.SBOMName(release.BinaryName("fluence-scheduler", version, host)),
 		"fluence-" + version + ".tgz", "image/fluence.tar", "image/oci/index.json", release.ImageRefFile,
 	} {
 		want, ok := sums[f]
@@ -137,8 +138,10 @@ func TestRelease(t *testing.T) {
 
 	// The image's own binary, from its layer.
 	bin := binaryFromLayout(t, idx, host)
-	if want := sums[release.BinaryName("fluence", version, host)]; sha256File(t, bin) != want {
-		t.Errorf("the image's binary is not the release's fluence-%s-%s binary", host.OS, host.Architecture)
+	// The image runs the scheduler alone (cmd/fluence-scheduler), not
+	// the CLI with its local control plane.
+	if want := sums[release.BinaryName("fluence-scheduler", version, host)]; sha256File(t, bin) != want {
+		t.Errorf("the image's binary is not the release's fluence-scheduler-%s-%s binary", host.OS, host.Architecture)
 	}
 
 	c := newFullCluster(t, "--authorization-mode=Node,RBAC")
