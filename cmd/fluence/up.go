@@ -77,6 +77,7 @@ The API server, the Job controller and the scheduler share this process and its 
 	f.StringVar(&o.Memory, "memory", o.Memory, "memory per node (a quantity: 16Gi)")
 	f.IntVar(&o.GPUs, "gpus", o.GPUs, "nvidia.com/gpu per GPU node (0: no GPUs)")
 	f.IntVar(&o.GPUNodes, "gpu-nodes", o.GPUNodes, "how many nodes, the last ones, have GPUs; they carry the label "+up.GPULabel+"=true")
+	f.BoolVar(&o.DRA, "dra", o.DRA, "publish the GPUs through Dynamic Resource Allocation (a ResourceSlice per GPU node, driver and DeviceClass "+up.DRADriver+", which also serves nvidia.com/gpu) instead of as nvidia.com/gpu")
 	f.IntVar(&o.Racks, "racks", o.Racks, "spread the nodes over this many racks (label "+up.RackLabel+"=rack-N, also given to fluence as its rackLabel); 0: no rack level")
 	f.StringSliceVar(&levels, "levels", nil, "topology levels, outermost first, as name=domains: block=2,rack=4 spreads the nodes over 2 blocks and 4 racks (labels "+up.LevelLabelPrefix+"<name>=<name>-N, given to fluence as its topologyLevels); not with --racks")
 	f.StringToStringVar(&o.NodeLabels, "node-labels", nil, "labels for every node: key=value,key2=value2")

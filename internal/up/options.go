@@ -66,6 +66,10 @@ type Options struct {
 	// GPUNodes are the last nodes; each offers GPUs × nvidia.com/gpu and
 	// carries GPULabel=true.
 	GPUNodes, GPUs int
+	// DRA publishes the GPU nodes' GPUs through Dynamic Resource
+	// Allocation (a ResourceSlice per node, dra.go) instead of as
+	// nvidia.com/gpu in their allocatable.
+	DRA bool
 	// Racks spreads the nodes over this many racks in contiguous blocks
 	// (RackLabel=rack-0 …); 0 means no rack level.
 	Racks int
@@ -114,6 +118,8 @@ func (o Options) Validate() error {
 		bad("--gpu-nodes %d: cannot be negative", o.GPUNodes)
 	case o.GPUs > 0 && o.GPUNodes > o.Nodes && o.Nodes >= 1:
 		bad("--gpu-nodes %d: more than the %d nodes (--nodes)", o.GPUNodes, o.Nodes)
+	case o.DRA && (o.GPUs == 0 || o.GPUNodes == 0):
+		bad("--dra: there are no GPUs to publish (--gpus %d, --gpu-nodes %d)", o.GPUs, o.GPUNodes)
 	}
 	if o.Racks < 0 || (o.Racks > o.Nodes && o.Nodes >= 1) {
 		bad("--racks %d: want 0 (no rack level) to %d (one node per rack)", o.Racks, o.Nodes)
@@ -181,7 +187,9 @@ func (o Options) NodeSpecs() []localcluster.NodeSpec {
 		}
 		s := localcluster.NodeSpec{Name: fmt.Sprintf("node-%d", i), CPU: o.CPU, Memory: o.Memory, Labels: labels}
 		if o.GPUs > 0 && i >= o.Nodes-o.GPUNodes {
-			s.GPUs = o.GPUs
+			if !o.DRA {
+				s.GPUs = o.GPUs
+			}
 			labels[GPULabel] = "true"
 		}
 		if o.Racks > 0 {

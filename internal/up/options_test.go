@@ -36,6 +36,8 @@ func TestValidate(t *testing.T) {
 		{"no GPUs at all", with(func(o *Options) { o.GPUs, o.GPUNodes = 0, 0 }), nil},
 		{"gpu-nodes beyond nodes without GPUs", with(func(o *Options) { o.GPUs, o.GPUNodes = 0, 9 }), nil},
 		{"one node per rack", with(func(o *Options) { o.Racks = 4 }), nil},
+		{"GPUs through DRA", with(func(o *Options) { o.DRA = true }), nil},
+		{"DRA without GPUs", with(func(o *Options) { o.DRA, o.GPUs = true, 0 }), []string{"--dra: there are no GPUs to publish"}},
 		{"new dir and kubeconfig", with(func(o *Options) { o.Dir, o.Kubeconfig = filepath.Join(dir, "new"), filepath.Join(dir, "kc") }), nil},
 		{"empty dir", with(func(o *Options) { o.Dir = empty }), nil},
 		{"labels and gates", with(func(o *Options) {
@@ -151,5 +153,37 @@ func TestLevels(t *testing.T) {
 	}
 	if want := []string{"rack-0", "rack-0", "rack-1", "rack-1", "rack-2"}; !slices.Equal(racks, want) {
 		t.Errorf("racks %v, want %v", racks, want)
+	}
+}
+
+// With --dra the GPU nodes list no nvidia.com/gpu: their GPUs are
+// devices of a ResourceSlice each, in the node's rack as their clique,
+// and the class serves nvidia.com/gpu.
+func TestDRAObjects(t *testing.T) {
+	o := Defaults()
+	o.Nodes, o.GPUNodes, o.GPUs, o.Racks, o.DRA = 4, 2, 4, 2, true
+	class, slices := o.DRAObjects()
+	if class.Name != DRADriver || class.Spec.ExtendedResourceName == nil || *class.Spec.ExtendedResourceName != string(GPUResource) {
+		t.Errorf("class %s serves %v; want %s serving %s", class.Name, class.Spec.ExtendedResourceName, DRADriver, GPUResource)
+	}
+	if len(slices) != 2 || *slices[0].Spec.NodeName != "node-2" || *slices[1].Spec.NodeName != "node-3" {
+		t.Fatalf("%d slices; want one for each of node-2 and node-3", len(slices))
+	}
+	for _, s := range slices {
+		if len(s.Spec.Devices) != 4 || s.Spec.Driver != DRADriver || s.Spec.Pool.Name != *s.Spec.NodeName {
+			t.Errorf("slice %s: %d devices of %s in pool %s", s.Name, len(s.Spec.Devices), s.Spec.Driver, s.Spec.Pool.Name)
+		}
+		if c := s.Spec.Devices[0].Attributes["clique"].StringValue; c == nil || *c != "rack-1" {
+			t.Errorf("slice %s: clique %v; want the nodes' rack, rack-1", s.Name, c)
+		}
+	}
+	for _, n := range o.NodeSpecs() {
+		if n.GPUs != 0 {
+			t.Errorf("node %s lists %d nvidia.com/gpu; with --dra its GPUs are devices", n.Name, n.GPUs)
+		}
+	}
+	o.DRA = false
+	if _, slices := o.DRAObjects(); len(slices) != 0 {
+		t.Errorf("without --dra, %d slices", len(slices))
 	}
 }

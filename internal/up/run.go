@@ -56,12 +56,13 @@ func Run(ctx context.Context, o Options, out io.Writer) (err error) {
 	defer cancel()
 	abortStart := context.AfterFunc(ctx, cancel)
 
-	fmt.Fprintf(out, "fluence up: starting etcd, kube-apiserver, the Job controller, the garbage collector, the node simulator (%d nodes) and kube-scheduler with the default-scheduler and fluence profiles\n", o.Nodes)
+	fmt.Fprintf(out, "fluence up: starting etcd, kube-apiserver, the Job controller, the garbage collector, the ResourceClaim controller, the node simulator (%d nodes) and kube-scheduler with the default-scheduler and fluence profiles\n", o.Nodes)
 	c, err := localcluster.Start(clusterCtx, localcluster.Options{
 		Dir:              dir,
 		FeatureGates:     o.FeatureGates,
 		JobController:    true,
 		GarbageCollector: true,
+		ClaimController:  true,
 		NodeSim:          &localcluster.NodeSimOptions{},
 		Nodes:            o.NodeSpecs(),
 	})
@@ -84,6 +85,11 @@ func Run(ctx context.Context, o Options, out io.Writer) (err error) {
 
 	if err := InstallCRD(clusterCtx, c.Config, deploy.PodGroupCRD); err != nil {
 		return startError(ctx, fmt.Errorf("the scheduler-plugins PodGroup CRD: %w", err))
+	}
+	if o.DRA {
+		if err := publishDRA(clusterCtx, c.Config, o); err != nil {
+			return startError(ctx, fmt.Errorf("publishing the GPUs through DRA: %w", err))
+		}
 	}
 	if kubeconfig, err = c.WriteKubeconfig(kubeconfig, c.Kubeconfig("")); err != nil {
 		return err

@@ -585,7 +585,11 @@ func (c *Core) holdsDevices(job int64, node string, ids []string) bool {
 // in ("each of its 8 pods asks 4 devices of class gpu.example.com with
 // ... (claim/gpus): 6 nodes have that many, 2 of them free now"). ""
 // when the shapes ask no device.
-func (c *Core) deviceNote(shapes []Shape) string {
+//
+// With a topology key, it also names the domain of that key with the most
+// such nodes ("within one fluence.flux-framework.org/rack: the best,
+// rack-1, has 2").
+func (c *Core) deviceNote(shapes []Shape, key string) string {
 	if c.m == nil {
 		return ""
 	}
@@ -619,6 +623,7 @@ func (c *Core) deviceNote(shapes []Shape) string {
 	for _, a := range asks {
 		c.markAsk(&deviceAsk{needs: []deviceNeed{a.n}})
 		have, free := 0, 0
+		perDomain := map[string]int{}
 		for _, name := range slices.Sorted(maps.Keys(c.vertexOf)) {
 			var all, open int64
 			for _, v := range g.Children(c.vertexOf[name]) {
@@ -636,6 +641,9 @@ func (c *Core) deviceNote(shapes []Shape) string {
 			}
 			if all >= a.n.count {
 				have++
+				if v := c.nodes[name].Labels[key]; key != "" && v != "" {
+					perDomain[v]++
+				}
 				if open >= a.n.count && !c.nodes[name].Down && !c.overloaded[name] {
 					free++
 				}
@@ -649,7 +657,21 @@ func (c *Core) deviceNote(shapes []Shape) string {
 		if have == 1 {
 			nodes = "1 node has"
 		}
-		parts = append(parts, fmt.Sprintf("%s %d %s (%s): %s that many, %d of them free now", who, a.n.count, a.n.filter.Describe(), a.n.what, nodes, free))
+		part := fmt.Sprintf("%s %d %s (%s): %s that many, %d of them free now", who, a.n.count, a.n.filter.Describe(), a.n.what, nodes, free)
+		if key != "" {
+			best, most := "", 0
+			for _, v := range slices.Sorted(maps.Keys(perDomain)) {
+				if perDomain[v] > most {
+					best, most = v, perDomain[v]
+				}
+			}
+			if most == 0 {
+				part += fmt.Sprintf("; within one %s: no domain has such a node", key)
+			} else {
+				part += fmt.Sprintf("; within one %s: the best, %s, has %d such nodes", key, best, most)
+			}
+		}
+		parts = append(parts, part)
 	}
 	return strings.Join(parts, "; ")
 }

@@ -369,7 +369,7 @@ func (c *Core) submitPods(g *group, pods []*Pod, submit int64) {
 			return
 		}
 		why := err.Error()
-		if note := c.deviceNote(slotShapes(a)); note != "" {
+		if note := c.deviceNote(slotShapes(a), g.id.TopologyKey); note != "" {
 			why += "; " + note
 		}
 		if onePerNode(js) {
@@ -619,7 +619,7 @@ func (c *Core) waiting(g *group, a *alloc, d queue.Decision) {
 	if note := c.domainWait(g, a, false); note != "" {
 		g.reason += " (" + note + ")"
 	}
-	if note := c.deviceNote(slotShapes(a)); note != "" {
+	if note := c.deviceNote(slotShapes(a), g.id.TopologyKey); note != "" {
 		g.reason += "; " + note
 	}
 	c.condition(g, Waiting, g.reason)

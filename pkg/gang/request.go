@@ -1,6 +1,7 @@
 package gang
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -108,10 +109,20 @@ func (c *Core) groupRequestWith(g *group, pods []*Pod, standIns int, standIn Sha
 			// A pod joining a running group goes where the group runs.
 			return c.within(g, key, v, build)
 		}
+		var js *jobspec.Jobspec
+		var slots []slotGroup
+		var err error
 		if typ, ok := c.levelType(key); ok {
-			return c.inLevel(g, key, typ, build)
+			js, slots, err = c.inLevel(g, key, typ, build)
+		} else {
+			js, slots, err = c.confine(g, key, build)
 		}
-		return c.confine(g, key, build)
+		if note := c.deviceNote(shapes, key); err != nil && note != "" {
+			// A domain's size in nodes and CPUs says little when
+			// devices are what it lacks.
+			err = fmt.Errorf("%w; %s", err, note)
+		}
+		return js, slots, err
 	}
 	if key := g.id.TopologyPreferred; key != "" {
 		return c.prefer(g, key, build)
