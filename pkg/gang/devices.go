@@ -446,6 +446,33 @@ func (c *Core) foreignHeld(node string) []string {
 	return held
 }
 
+// anyHeld reports whether a claim holds any of the node's devices.
+func (c *Core) anyHeld(node string) bool {
+	n := c.nodes[node]
+	return n != nil && slices.ContainsFunc(n.Devices, func(d Device) bool { return d.Holder != "" })
+}
+
+// claimsPlaced counts again the load of the nodes where pods whose
+// claims hold devices just took slots: those devices are the slots' now,
+// no longer foreign.
+func (c *Core) claimsPlaced(a *alloc) {
+	if c.dirty || c.m == nil || len(c.claimsOf) == 0 {
+		return
+	}
+	var nodes []string
+	for _, s := range a.slots {
+		for _, k := range c.claimsOf[s.pod] {
+			if n := c.nodes[s.node]; n != nil && slices.ContainsFunc(n.Devices, func(d Device) bool { return d.Holder == k }) {
+				nodes = append(nodes, s.node)
+			}
+		}
+	}
+	slices.Sort(nodes)
+	for _, node := range slices.Compact(nodes) {
+		c.placeForeign(node)
+	}
+}
+
 // foreignNodes are the nodes with foreign pods or foreign-held devices,
 // sorted.
 func (c *Core) foreignNodes() []string {

@@ -668,6 +668,7 @@ func (c *Core) started(g *group, a *alloc, at int64) {
 	if a.domainKey != "" {
 		a.domain = c.domainOfAlloc(a)
 	}
+	c.claimsPlaced(a)
 	a.pods = nil
 	c.setReservedAt(g, -1)
 	g.reason, g.state = "", gathering

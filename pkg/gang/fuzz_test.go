@@ -57,6 +57,10 @@ var (
 	fuzzNodeMem    = []int64{16 << 30, 4 << 30, 0, 1 << 60}
 	fuzzNodePods   = []int64{0, 1, 2, 4, 110}
 	fuzzPolicies   = []queue.Policy{queue.Easy, queue.FCFS, queue.Conservative, queue.Hybrid}
+	// DRA devices of a node, and what a pod's claims ask (scriptDevices,
+	// scriptRequests).
+	fuzzDevices  = []string{"", "2xgpu:mem=80", "4xgpu:mem=40+2xgpu:mem=80", "1xnic"}
+	fuzzRequests = []string{"", "1xgpu", "2xgpu:mem=80", "2xgpu:mem=80|1xgpu", "1xgpu+1xnic", "3xgpu"}
 )
 
 const (
@@ -296,6 +300,9 @@ func (fz *fuzzer) step() {
 		}
 		fz.do("Bound "+p.pod.Name, func() { c.Bound(uid) })
 		fz.bind(p, node, c.Record(uid))
+		if len(p.pod.Devices) > 0 && fz.byte()%2 == 0 {
+			fz.allocate(p)
+		}
 	case 5: // Unreserve (the binding failed, Permit timed out)
 		if !p.born || p.gone {
 			return
@@ -343,7 +350,7 @@ func (fz *fuzzer) step() {
 		i := fz.pick(fuzzNodes)
 		n := fz.nodes[i]
 		n.Labels = map[string]string{ZoneLabel: fmt.Sprintf("z%d", fz.pick(3)), "rack": fmt.Sprintf("r%d", fz.pick(3))}
-		switch fz.pick(4) {
+		switch fz.pick(5) {
 		case 0:
 			n.Allocatable = Resources{MilliCPU: fuzzNodeCPU[fz.pick(len(fuzzNodeCPU))], MemoryBytes: fuzzNodeMem[fz.pick(len(fuzzNodeMem))],
 				GPU: int64(fz.pick(3)), Pods: fuzzNodePods[fz.pick(len(fuzzNodePods))]}
@@ -351,6 +358,13 @@ func (fz *fuzzer) step() {
 			n.Down = !n.Down
 		case 2:
 			n.Taints = []Taint{{Key: "t", Effect: "NoSchedule"}}
+		case 3: // its DRA devices change: published, withdrawn, a claim takes one
+			n.Devices = scriptDevices(n.Name, fuzzDevices[fz.pick(len(fuzzDevices))])
+			for k := range n.Devices {
+				if fz.byte()%4 == 0 {
+					n.Devices[k].Holder = fmt.Sprintf("ns/claim-%d", fz.pick(fuzzPods+2))
+				}
+			}
 		}
 		fz.nodes[i], fz.up[i] = n, true
 		fz.do("NodeSet "+n.Name, func() { c.NodeSet(n, fz.now) })
@@ -439,6 +453,36 @@ func (fz *fuzzer) newPod(p *fuzzPod) {
 		Requests: Resources{MilliCPU: fuzzCPU[fz.pick(len(fuzzCPU))], MemoryBytes: fuzzMem[fz.pick(len(fuzzMem))], GPU: int64(fz.pick(3)) / 2},
 		Duration: int64(fz.pick(4)) * 30, Priority: int32(fz.pick(3)), Apart: fz.byte()%5 == 0, Gated: fz.byte()%7 == 0,
 		Labeled: fz.labelOf(p.group)}
+	if r := fuzzRequests[fz.pick(len(fuzzRequests))]; r != "" {
+		p.pod.Devices, p.pod.Claims = scriptRequests(r), []string{fmt.Sprintf("ns/claim-%d", i)}
+	}
+}
+
+// allocate gives a bound pod's claim devices of its node, as the DRA
+// plugin would (not always those the engine took): the pod then asks for
+// exactly them, and the node shows them held by its claim.
+func (fz *fuzzer) allocate(p *fuzzPod) {
+	i := slices.IndexFunc(fz.nodes[:], func(n Node) bool { return n.Name == p.pod.NodeName })
+	if i < 0 || len(fz.nodes[i].Devices) == 0 {
+		return
+	}
+	n := fz.nodes[i]
+	n.Devices = slices.Clone(n.Devices)
+	var ids []string
+	for k := range n.Devices {
+		if n.Devices[k].Holder == "" && fz.byte()%2 == 0 {
+			n.Devices[k].Holder = p.pod.Claims[0]
+			ids = append(ids, n.Devices[k].ID)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	fz.nodes[i] = n
+	fz.do("NodeSet "+n.Name+" claims", func() { fz.core.NodeSet(n, fz.now) })
+	p.pod.Devices = []DeviceRequest{{Name: "claim", Choices: []DeviceChoice{{Name: "allocated", Count: int64(len(ids)), Filter: NewExactDevices(ids...)}}}}
+	pod := p.pod
+	fz.do("PodSeen allocated "+pod.Name, func() { fz.core.PodSeen(pod, fz.now) })
 }
 
 // bind records a pod bound to node, as the informer then shows it.

@@ -180,7 +180,10 @@ func (c *Core) checkForeign(bad func(string, ...any)) {
 	for _, node := range slices.Sorted(maps.Keys(c.foreignJob)) {
 		// While the graph is to be rebuilt, foreign changes wait for the
 		// rebuild, which places every node's load afresh.
-		if !c.dirty && len(c.foreign[node]) == 0 && len(c.foreignHeld(node)) == 0 {
+		// Devices held by claims may still be counted from before their
+		// pods took slots (counting them twice keeps work off them, never
+		// on), until the node's load is placed again.
+		if !c.dirty && len(c.foreign[node]) == 0 && !c.anyHeld(node) {
 			bad("node %s: a foreign job (%d) for no foreign pods or devices", node, c.foreignJob[node])
 		}
 	}
