@@ -35,14 +35,7 @@ func deviceBenchCore(b *testing.B, devices bool) (*Core, *Framework) {
 		c.PodSeen(Pod{UID: fmt.Sprintf("bg-%d", i), Namespace: "bg", Name: fmt.Sprintf("bg-%d", i),
 			Requests: Resources{MilliCPU: load}, NodeName: fmt.Sprintf("node-%05d", i)}, 0)
 	}
-	fw := NewFramework(c, nil)
-	id := NewGroupID("ns", "warm", 1, SourceLabel)
-	fw.Add(Pod{UID: "warm", Namespace: "ns", Name: "warm", Owned: true, Requests: Resources{MilliCPU: 1000}, Labeled: id}, id, 0)
-	fw.Run(0)
-	if fw.Pending() != 0 {
-		b.Fatal("the warm-up pod was not placed")
-	}
-	return c, fw
+	return c, warmFramework(b, c)
 }
 
 // BenchmarkDevicePlacement is the time the core takes, at 5,000 nodes, to
@@ -54,8 +47,8 @@ func deviceBenchCore(b *testing.B, devices bool) (*Core, *Framework) {
 // (untimed) once placed, so every iteration meets the same cluster.
 // "4-gpus-new-filter-each" gives every group a filter the core has not
 // seen, so each pays for marking: a pass over the 40,000 devices (with
-// this test's cheap filter; a CEL selector costs more per device,
-// BenchmarkCELFilter in k8sadapter).
+// this test's cheap filter; a CEL selector costs more per device:
+// BenchmarkCELFilter in pkg/k8sadapter).
 func BenchmarkDevicePlacement(b *testing.B) {
 	for _, tc := range []struct {
 		name    string

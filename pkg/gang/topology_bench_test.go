@@ -45,16 +45,22 @@ func topologyBenchCore(b *testing.B) (*Core, *Framework) {
 				Requests: Resources{MilliCPU: cpu}, NodeName: fmt.Sprintf("node-%05d", i)}, 0)
 		}
 	}
+	return c, warmFramework(b, c)
+}
+
+// warmFramework is a framework over c whose engine (graph, matcher, the
+// foreign pods' load) is built: the first decision builds it, so a
+// benchmark makes one before its timed part.
+func warmFramework(b *testing.B, c *Core) *Framework {
+	b.Helper()
 	fw := NewFramework(c, nil)
-	// The engine (graph, matcher, the foreign pods' load) is built at the
-	// first decision: make it here, out of the timed part.
 	id := NewGroupID("ns", "warm", 1, SourceLabel)
 	fw.Add(Pod{UID: "warm", Namespace: "ns", Name: "warm", Owned: true, Requests: Resources{MilliCPU: 1000}, Labeled: id}, id, 0)
 	fw.Run(0)
 	if fw.Pending() != 0 {
 		b.Fatal("the warm-up pod was not placed")
 	}
-	return c, fw
+	return fw
 }
 
 // BenchmarkTopologyPlacement is the time the core takes, at 5,000 nodes,

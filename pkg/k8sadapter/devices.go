@@ -48,6 +48,21 @@ type DeviceIndex struct {
 	// allocations (ClaimSet).
 	holder map[string]string
 	held   map[string][]string
+	// verdicts remembers CEL filters' answers, by filter key and device
+	// ID, for the device as the index held it then: a filter the core
+	// marks again on a new graph (nodes joined) is not evaluated again
+	// on the devices that did not change. Under its own lock, since
+	// filters answer while the index is read.
+	vmu      sync.Mutex
+	verdicts map[string]map[string]verdict
+}
+
+// maxVerdictFilters bounds how many filters' answers the index keeps.
+const maxVerdictFilters = 256
+
+type verdict struct {
+	dev *resourceapi.Device
+	ok  bool
 }
 
 type indexed struct {
@@ -484,12 +499,37 @@ type celFilter struct {
 }
 
 func (f *celFilter) Admits(d *gang.Device) bool {
-	f.index.mu.RLock()
-	ix, ok := f.index.byID[d.ID]
-	f.index.mu.RUnlock()
+	x := f.index
+	x.mu.RLock()
+	ix, ok := x.byID[d.ID]
+	x.mu.RUnlock()
 	if !ok {
 		return false
 	}
+	x.vmu.Lock()
+	if v, ok := x.verdicts[f.key][d.ID]; ok && v.dev == ix.dev {
+		x.vmu.Unlock()
+		return v.ok
+	}
+	x.vmu.Unlock()
+	admits := f.evaluate(ix)
+	x.vmu.Lock()
+	if x.verdicts == nil || len(x.verdicts) > maxVerdictFilters && x.verdicts[f.key] == nil {
+		// Filters come and go with claim templates: past this many,
+		// start again rather than keep the answers of ones long gone.
+		x.verdicts = map[string]map[string]verdict{}
+	}
+	if x.verdicts[f.key] == nil {
+		x.verdicts[f.key] = map[string]verdict{}
+	}
+	x.verdicts[f.key][d.ID] = verdict{dev: ix.dev, ok: admits}
+	x.vmu.Unlock()
+	return admits
+}
+
+// evaluate runs the selectors on the device, as kube-scheduler's
+// allocator does (a selector failing at run time admits nothing).
+func (f *celFilter) evaluate(ix indexed) bool {
 	in := cel.Device{Driver: ix.driver, Attributes: ix.dev.Attributes, Capacity: ix.dev.Capacity, AllowMultipleAllocations: ix.dev.AllowMultipleAllocations}
 	for _, p := range f.progs {
 		ok, _, err := p.DeviceMatches(context.Background(), in)

@@ -1,6 +1,7 @@
 package k8sadapter
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -277,5 +278,55 @@ func TestPodDevicesExtended(t *testing.T) {
 		if d := x.Devices("n1")[0]; !pc.Requests[0].Choices[0].Filter.Admits(&d) {
 			t.Errorf("%s: the class's device is not admitted", c.resource)
 		}
+	}
+}
+
+// BenchmarkCELFilter is what marking costs per device when a request's
+// selectors are CEL (the class's and one of the request's): evaluated by
+// Kubernetes' DRA library the first time ("cel-first", the index's
+// answers dropped before each device), and answered from the index after
+// ("cel-known", a graph rebuilt with the same devices), against an
+// ExactDevices filter (a binary search) in the same run.
+func BenchmarkCELFilter(b *testing.B) {
+	var slices_ []*resourceapi.ResourceSlice
+	for i := range 100 {
+		slices_ = append(slices_, gpuSlice(fmt.Sprintf("n%d-gpus", i), fmt.Sprintf("n%d", i), 1, 40, 80, 40, 80, 40, 80, 40, 80))
+	}
+	x := NewDeviceIndex(slices_)
+	var devs []gang.Device
+	for i := range 100 {
+		devs = append(devs, x.Devices(fmt.Sprintf("n%d", i))...)
+	}
+	src := claims{classes: map[string]*resourceapi.DeviceClass{"gpu": {ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: resourceapi.DeviceClassSpec{
+		Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: `device.driver == "` + testDriver + `"`}}}}}}}
+	ch, why := x.choice("gpus", "gpu", []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{Expression: `device.attributes["` + testDriver + `"].memory >= 80`}}},
+		resourceapi.DeviceAllocationModeExactCount, 1, nil, src, cel.NewCache(10, cel.Features{}))
+	if why != "" {
+		b.Fatal(why)
+	}
+	exact := gang.NewExactDevices(devs[1].ID, devs[3].ID)
+	for _, tc := range []struct {
+		name string
+		f    gang.DeviceFilter
+		// forget: drop the index's answers before each device.
+		forget bool
+	}{{"exact-baseline", exact, false}, {"cel-first", ch.Filter, true}, {"cel-known", ch.Filter, false}} {
+		admitted := 0
+		for i := range devs {
+			if tc.f.Admits(&devs[i]) {
+				admitted++
+			}
+		}
+		if want := map[string]int{"exact-baseline": 2, "cel-first": len(devs) / 2, "cel-known": len(devs) / 2}[tc.name]; admitted != want {
+			b.Fatalf("%s admits %d of %d devices, want %d", tc.name, admitted, len(devs), want)
+		}
+		b.Run(tc.name, func(b *testing.B) {
+			for i := range b.N {
+				if tc.forget {
+					x.verdicts = nil
+				}
+				tc.f.Admits(&devs[i%len(devs)])
+			}
+		})
 	}
 }
