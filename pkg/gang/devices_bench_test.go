@@ -78,18 +78,9 @@ func BenchmarkDevicePlacement(b *testing.B) {
 					}
 					fw.Add(pod, id, now)
 				}
-				fw.Run(now)
-				b.StopTimer()
-				if fw.Pending() == 0 {
+				if runAndClear(b, c, fw, uids, now) {
 					placed++
 				}
-				for _, uid := range uids {
-					fw.Remove(uid)
-					c.PodRemoved(uid, now)
-				}
-				c.Tick(now)
-				c.Ready()
-				b.StartTimer()
 			}
 			b.ReportMetric(float64(placed)/float64(b.N), "placed/op")
 		})
