@@ -330,3 +330,66 @@ func BenchmarkCELFilter(b *testing.B) {
 		})
 	}
 }
+
+// A claim the pod names confines it, once allocated, to the nodes its
+// allocation reaches, inside the pod's own filter; until then it adds
+// nothing, and the pod asks for its devices instead.
+func TestSharedClaims(t *testing.T) {
+	x := NewDeviceIndex([]*resourceapi.ResourceSlice{gpuSlice("n1-gpus", "n1", 1, 80)})
+	src := claims{
+		classes: map[string]*resourceapi.DeviceClass{"gpu": {ObjectMeta: metav1.ObjectMeta{Name: "gpu"}}},
+		claims: map[string]*resourceapi.ResourceClaim{"ns/shared": {
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "shared"},
+			Spec:       resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{exact("gpus", "gpu", 1, "")}}},
+		}},
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"},
+		Spec: corev1.PodSpec{ResourceClaims: []corev1.PodResourceClaim{{Name: "gpus", ResourceClaimName: ptr.To("shared")}}}}
+	cache := cel.NewCache(10, cel.Features{})
+
+	if f, err := SharedClaims(pod, nil, src); err != nil || f != nil {
+		t.Fatalf("unallocated: filter %v, %v; want none", f, err)
+	}
+	if pc := x.PodDevices(pod, src, cache); len(pc.Requests) != 1 || pc.Requests[0].Choices[0].Count != 1 {
+		t.Errorf("unallocated: requests %+v; want its one device", pc.Requests)
+	}
+	if len(PodClaimKeys(pod)) != 0 {
+		t.Errorf("a named claim is the pod's own: %v", PodClaimKeys(pod))
+	}
+
+	src.claims["ns/shared"].Status.Allocation = &resourceapi.AllocationResult{
+		Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{{Request: "gpus", Driver: testDriver, Pool: "n1", Device: "gpu-0"}}},
+		NodeSelector: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"n1"}}}}}},
+	}
+	inner, err := NewPodFilter(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}, Spec: corev1.PodSpec{NodeSelector: map[string]string{"pool": "gpu"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := SharedClaims(pod, inner, src)
+	if err != nil || f == nil {
+		t.Fatalf("allocated: filter %v, %v", f, err)
+	}
+	gpu := map[string]string{"pool": "gpu"}
+	for _, c := range []struct {
+		node gang.Node
+		want bool
+	}{
+		{gang.Node{Name: "n1", Labels: gpu}, true},
+		{gang.Node{Name: "n2", Labels: gpu}, false},                              // the allocation does not reach it
+		{gang.Node{Name: "n1", Labels: map[string]string{"pool": "cpu"}}, false}, // the pod's own selector refuses it
+	} {
+		if got := f.Admits(&c.node); got != c.want {
+			t.Errorf("%s %v: admitted %v, want %v", c.node.Name, c.node.Labels, got, c.want)
+		}
+	}
+	if why := f.Why([]*gang.Node{{Name: "n2", Labels: gpu}}); !strings.Contains(why, "shared claim ns/shared reaches 0 of 1 nodes") {
+		t.Errorf("why: %q", why)
+	}
+	if f.Key() == inner.Key() {
+		t.Error("the claim's filter has the pod's own key: pods of other claims would share its answers")
+	}
+	if pc := x.PodDevices(pod, src, cache); len(pc.Requests) != 0 {
+		t.Errorf("allocated: requests %+v; its devices are counted by their holder", pc.Requests)
+	}
+}
