@@ -20,7 +20,7 @@
 //   - the graph, built from the nodes (BuildGraph: zone, rack, node, or
 //     BuildGraphLevels: a level of domains per configured node label,
 //     then node; per node a cpu pool in millicores, a memory pool in MiB,
-//     GPUs and a pool of pod places). Up/down and label changes are
+//     GPUs, a pool of pod places and a vertex per DRA device). Up/down and label changes are
 //     applied in place; a node added or removed, new capacity, or a new
 //     value of a level's label rebuilds the graph and replays everything
 //     that holds resources.
@@ -28,7 +28,19 @@
 //     (one engine job each) and slots (one pod on one node each).
 //   - the queue (pkg/queue) over the matcher (pkg/match), which decides
 //     which group starts, which holds a reservation, which waits.
-//   - foreign load: pods bound by others, summed per node into one job.
+//   - foreign load: pods bound by others, summed per node into one job,
+//     with the node's devices claims hold for pods without a slot.
+//
+// # Devices
+//
+// A node's Devices (what DRA ResourceSlices publish) are vertices under
+// it; a pod's Devices are requests, each so many devices a DeviceFilter
+// admits (or, with several choices, those of one choice the whole group
+// takes). The core marks on the graph, once per filter, the devices each
+// filter admits (a vertex property), and a slot's device requests
+// require the mark; a pod's allocated devices are required by their IDs.
+// A bound pod whose allocation names other devices than the engine took
+// has the graph replayed on what it holds (device_claims.go).
 //
 // # A group's life
 //

@@ -1,7 +1,8 @@
 // Package k8sadapter translates Kubernetes objects into the terms of the
 // gang core (pkg/gang): pure functions over typed objects, with no clients,
-// informers or API calls. It imports only k8s.io/api, k8s.io/apimachinery,
-// k8s.io/component-helpers and klog; the engine and the core never import
+// informers or API calls (DeviceIndex alone keeps state, fed by the
+// plugin's informers). It imports only k8s.io/api, k8s.io/apimachinery,
+// k8s.io/component-helpers, k8s.io/dynamic-resource-allocation's CEL and klog; the engine and the core never import
 // Kubernetes (test/boundary checks that).
 //
 // # Nodes
@@ -32,6 +33,17 @@
 // express), and the taints it does not tolerate. The core evaluates it
 // against the nodes whenever it builds a request; Why explains, per
 // requirement, how many nodes it excludes.
+//
+// # Devices
+//
+// DeviceIndex follows ResourceSlices and the claims' allocations: a node's
+// devices (node-local slices, newest pool generation, untainted, without
+// shared counters) with their attributes and holders. PodDevices reads a
+// pod's claims (templates, named claims, extended resources a DeviceClass
+// serves) into device requests whose filters evaluate the class's and the
+// request's CEL selectors with k8s.io/dynamic-resource-allocation/cel;
+// SharedClaims confines a pod to the nodes its named claims' allocations
+// reach; DeviceDomains makes a device attribute a topology level.
 //
 // # Groups
 //
