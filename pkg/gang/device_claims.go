@@ -27,10 +27,6 @@ func heldDevices(p *Pod) []string {
 // not released yet, claims shared by several pods.
 func (c *Core) foreignShape(node string) Shape {
 	s := ShapeOf(foreignLoad(c.foreign[node]))
-	n := c.nodes[node]
-	if n == nil {
-		return s
-	}
 	held := c.foreignHeld(node)
 	if len(held) == 0 {
 		return s
@@ -86,8 +82,8 @@ func (c *Core) claimsPlaced(a *alloc) {
 // sorted.
 func (c *Core) foreignNodes() []string {
 	ns := slices.Collect(maps.Keys(c.foreign))
-	for name, n := range c.nodes {
-		if _, ok := c.foreign[name]; !ok && slices.ContainsFunc(n.Devices, func(d Device) bool { return d.Holder != "" }) {
+	for name := range c.nodes {
+		if _, ok := c.foreign[name]; !ok && c.anyHeld(name) {
 			ns = append(ns, name)
 		}
 	}
