@@ -20,32 +20,17 @@ type deviceOracleCase struct {
 // feasible reports, by trying every assignment of the pods to the nodes
 // of each rack, whether one rack's free GPUs can hold the whole group.
 func (oc deviceOracleCase) feasible() bool {
+	free := make([][]int64, len(oc.gpus))
 	for r, rack := range oc.gpus {
-		free := make([]int, len(rack))
 		for n := range rack {
-			free[n] = rack[n] - oc.held[r][n]
-		}
-		var try func(i int) bool
-		try = func(i int) bool {
-			if i == len(oc.pods) {
-				return true
-			}
-			for n := range free {
-				if free[n] >= oc.pods[i] {
-					free[n] -= oc.pods[i]
-					if try(i + 1) {
-						return true
-					}
-					free[n] += oc.pods[i]
-				}
-			}
-			return false
-		}
-		if try(0) {
-			return true
+			free[r] = append(free[r], int64(rack[n]-oc.held[r][n]))
 		}
 	}
-	return false
+	pods := make([]int64, len(oc.pods))
+	for i, g := range oc.pods {
+		pods[i] = int64(g)
+	}
+	return someRackHolds(free, pods)
 }
 
 func randomDeviceOracleCase(rng *rand.Rand) deviceOracleCase {

@@ -19,21 +19,26 @@ type oracleCase struct {
 
 // feasible reports, by trying every assignment of the pods to the nodes
 // of each rack, whether one rack can hold the whole group now.
-func (oc oracleCase) feasible() bool {
-	for _, rack := range oc.racks {
+func (oc oracleCase) feasible() bool { return someRackHolds(oc.racks, oc.pods) }
+
+// someRackHolds reports, by trying every assignment of the pods' sizes to
+// the nodes of each rack (what each has free), whether one rack can hold
+// them all.
+func someRackHolds(racks [][]int64, pods []int64) bool {
+	for _, rack := range racks {
 		free := slices.Clone(rack)
 		var try func(i int) bool
 		try = func(i int) bool {
-			if i == len(oc.pods) {
+			if i == len(pods) {
 				return true
 			}
 			for n := range free {
-				if free[n] >= oc.pods[i] {
-					free[n] -= oc.pods[i]
+				if free[n] >= pods[i] {
+					free[n] -= pods[i]
 					if try(i + 1) {
 						return true
 					}
-					free[n] += oc.pods[i]
+					free[n] += pods[i]
 				}
 			}
 			return false
