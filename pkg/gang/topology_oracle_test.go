@@ -74,11 +74,25 @@ func randomOracleCase(rng *rand.Rand) oracleCase {
 // over-committed.
 func TestTopologyPlacementIsExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
-	feasible, placed := 0, 0
-	for i := range 600 {
+	checkRackOracle(t, func() (any, bool, bool, string) {
 		oc := randomOracleCase(rng)
 		got, rack := placeOracleCase(t, oc)
-		want := oc.feasible()
+		return oc, oc.feasible(), got, rack
+	})
+}
+
+// checkRackOracle runs 600 cases of trial, each a random case, whether a
+// brute-force search finds a rack that holds its group, whether the core
+// placed it now, and the one rack it went to ("" if several): the core
+// must place exactly the groups a rack can hold, each in one rack. The
+// cases must test both answers (100 to 500 of them feasible), and, where
+// the generator mixes sizes, heterogeneous groups among the feasible.
+func checkRackOracle(t *testing.T, trial func() (c any, want, got bool, rack string)) {
+	t.Helper()
+	const cases = 600
+	feasible, placed := 0, 0
+	for i := range cases {
+		oc, want, got, rack := trial()
 		if got != want {
 			t.Fatalf("case %d %+v: placed=%v, but one rack can hold it: %v", i, oc, got, want)
 		}
@@ -92,12 +106,10 @@ func TestTopologyPlacementIsExact(t *testing.T) {
 			placed++
 		}
 	}
-	// The cases must test both answers, and heterogeneous groups among
-	// the feasible ones.
 	if feasible < 100 || feasible > 500 {
-		t.Fatalf("%d of 600 cases feasible: the generator no longer tests both answers", feasible)
+		t.Fatalf("%d of %d cases feasible: the generator no longer tests both answers", feasible, cases)
 	}
-	t.Logf("%d of 600 groups could be placed within one rack; the core placed %d", feasible, placed)
+	t.Logf("%d of %d groups could be placed within one rack; the core placed %d", feasible, cases, placed)
 }
 
 // placeOracleCase runs the case on a core and returns whether the group
