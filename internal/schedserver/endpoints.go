@@ -3,6 +3,7 @@ package schedserver
 import (
 	"net/http"
 	goruntime "runtime"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
@@ -87,9 +88,28 @@ func endpoints(c endpointsConfig) http.Handler {
 func secure(h http.Handler, authn authenticator.Request, authz authorizer.Authorizer) http.Handler {
 	info := &apirequest.RequestInfoFactory{APIPrefixes: sets.NewString("api", "apis"), GrouplessAPIPrefixes: sets.NewString("api")}
 	h = genericapifilters.WithAuthorization(h, authz, scheme.Codecs)
-	h = genericapifilters.WithAuthentication(h, authn, genericapifilters.Unauthorized(scheme.Codecs), nil, nil)
+	h = genericapifilters.WithAuthentication(h, forwardedToken(authn), genericapifilters.Unauthorized(scheme.Codecs), nil, nil)
 	h = genericapifilters.WithRequestInfo(h, info)
 	h = genericapifilters.WithCacheControl(h)
 	h = genericfilters.WithHTTPLogging(h)
 	return genericfilters.WithPanicRecovery(h, info)
+}
+
+// forwardedToken lets a request for the inspection API that came through
+// the API server's Service proxy, which strips the caller's credentials,
+// be authenticated by the bearer token kubectl fluence sent in
+// inspect.ForwardedAuthorization, exactly as that token in the
+// Authorization header would be (a TokenReview). Other paths, and
+// requests with an Authorization header, are authenticated as before.
+func forwardedToken(authn authenticator.Request) authenticator.Request {
+	return authenticator.RequestFunc(func(r *http.Request) (*authenticator.Response, bool, error) {
+		fwd := r.Header.Get(inspect.ForwardedAuthorization)
+		if fwd == "" || r.Header.Get("Authorization") != "" || (r.URL.Path != inspect.PathPrefix && !strings.HasPrefix(r.URL.Path, inspect.PathPrefix+"/")) {
+			return authn.AuthenticateRequest(r)
+		}
+		c := r.Clone(r.Context())
+		c.Header.Del(inspect.ForwardedAuthorization)
+		c.Header.Set("Authorization", fwd)
+		return authn.AuthenticateRequest(c)
+	})
 }

@@ -41,3 +41,21 @@ func Path(resource, namespace, name, profile string) string {
 	}
 	return p
 }
+
+// ForwardedAuthorization is the request header in which kubectl fluence
+// sends its bearer token through the API server's Service proxy, which
+// deletes the Authorization header once it has authenticated the caller
+// and calls the scheduler with no credentials of its own. The scheduler
+// reads the header on the inspection API's paths alone, and only from a
+// request that has no Authorization header, and authenticates the token
+// as it would that header (a TokenReview): the caller is checked by the
+// API server (get on services/proxy) and again by the scheduler (its
+// rights on this API), as through the APIService.
+const ForwardedAuthorization = "X-Fluence-Authorization"
+
+// ServiceProxyPath returns the API server's path that proxies path (one
+// of this API's, from Path) to the Service name's port (a name or a
+// number) in namespace, over HTTPS.
+func ServiceProxyPath(namespace, name, port, path string) string {
+	return "/api/v1/namespaces/" + url.PathEscape(namespace) + "/services/https:" + url.PathEscape(name) + ":" + url.PathEscape(port) + "/proxy" + path
+}
