@@ -29,7 +29,30 @@ type options struct {
 const (
 	EnvSchedulerURL    = "FLUENCE_SCHEDULER_URL"
 	EnvSchedulerCAFile = "FLUENCE_SCHEDULER_CA_FILE"
+	// EnvNamespace and EnvService give the defaults of --fluence-namespace
+	// and --fluence-service: where the chart's inspection Service is, for
+	// a release installed under another name or namespace.
+	EnvNamespace = "FLUENCE_NAMESPACE"
+	EnvService   = "FLUENCE_SERVICE"
+	// EnvRoute gives the default of --route.
+	EnvRoute = "FLUENCE_ROUTE"
 )
+
+// The inspection Service of the chart installed as docs/install.md does
+// (release fluence in namespace fluence-system).
+const (
+	DefaultNamespace = "fluence-system"
+	DefaultService   = "fluence-inspect"
+)
+
+// envOr returns the environment variable's value, or def when it is unset
+// or empty.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
 
 // NewCommand returns `kubectl fluence` with its subcommands.
 func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
@@ -43,12 +66,26 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 reservations, what is held on each node, its resource graph, and why a group
 waits or was rejected and when it is expected to start.
 
-It asks the API server, which forwards to the scheduler (the chart's
-APIService); --scheduler-url asks the scheduler's secure port directly.
-The environment variables FLUENCE_SCHEDULER_URL and
-FLUENCE_SCHEDULER_CA_FILE give the defaults of --scheduler-url and
---scheduler-ca-file (fluence up prints what to set). Either way the scheduler checks who you are and that you may read the
-inspection API (group ` + inspect.GroupName + `).`,
+It asks the API server, which forwards to the scheduler by one of two
+routes (--route):
+
+  apiservice     the chart's APIService (inspect.apiService, off by
+                 default), which carries your identity to the scheduler;
+  service-proxy  the API server's proxy to the chart's inspection Service
+                 (--fluence-namespace, --fluence-service), which needs get
+                 on services/proxy for that Service and carries your bearer
+                 token to the scheduler in the header ` + inspect.ForwardedAuthorization + `
+                 (a client certificate cannot be carried);
+  auto           (the default) the APIService when the API server serves
+                 it and can reach it, else the Service proxy.
+
+--scheduler-url asks the scheduler's secure port directly instead. The
+environment variables FLUENCE_SCHEDULER_URL and FLUENCE_SCHEDULER_CA_FILE
+give the defaults of --scheduler-url and --scheduler-ca-file (fluence up
+prints what to set); FLUENCE_ROUTE, FLUENCE_NAMESPACE and FLUENCE_SERVICE
+those of --route, --fluence-namespace and --fluence-service. Every way the
+scheduler checks who you are and that you may read the inspection API
+(group ` + inspect.GroupName + `).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -59,6 +96,9 @@ inspection API (group ` + inspect.GroupName + `).`,
 	flags.StringVar(&o.ep.Profile, "profile", "", "the fluence profile (its schedulerName) to inspect, when the scheduler runs several")
 	flags.StringVar(&o.ep.SchedulerURL, "scheduler-url", os.Getenv(EnvSchedulerURL), "ask the scheduler's secure port at this URL (https://HOST:PORT) instead of the API server, with your kubeconfig's credentials (default $"+EnvSchedulerURL+")")
 	flags.StringVar(&o.ep.CAFile, "scheduler-ca-file", os.Getenv(EnvSchedulerCAFile), "with --scheduler-url: the CA that signed the scheduler's serving certificate (default $"+EnvSchedulerCAFile+")")
+	flags.StringVar(&o.ep.Route, "route", envOr(EnvRoute, RouteAuto), "how the API server reaches the scheduler: auto, apiservice or service-proxy (default $"+EnvRoute+", else auto)")
+	flags.StringVar(&o.ep.Namespace, "fluence-namespace", envOr(EnvNamespace, DefaultNamespace), "the namespace of the fluence release, for the Service proxy (default $"+EnvNamespace+", else "+DefaultNamespace+")")
+	flags.StringVar(&o.ep.Service, "fluence-service", envOr(EnvService, DefaultService), "the release's inspection Service, <release>-inspect, for the Service proxy (default $"+EnvService+", else "+DefaultService+")")
 	flags.BoolVar(&o.ep.Insecure, "scheduler-insecure-skip-tls-verify", false, "with --scheduler-url: do not verify the scheduler's certificate (kube-scheduler's default one is self-signed); your credentials go to whoever answers")
 	cmd.AddCommand(
 		o.listCommand("groups", "List the pod groups fluence knows: state, size, placement, wait", true, o.groups),

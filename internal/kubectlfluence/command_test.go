@@ -162,6 +162,15 @@ func levelsView(t *testing.T) inspect.View {
 // Status instead.
 func apiServer(t *testing.T, v inspect.View, refuse func(n int64) *inspect.Status, gated ...inspect.GatedGroup) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
+	return apiServerRoutes(t, v, refuse, false, gated...)
+}
+
+// apiServerRoutes is apiServer that also answers through the Service
+// proxy to the chart's default inspection Service (fluence-system/fluence-inspect)
+// and, with onlyProxy, has no APIService: the inspection API's own paths
+// are not found.
+func apiServerRoutes(t *testing.T, v inspect.View, refuse func(n int64) *inspect.Status, onlyProxy bool, gated ...inspect.GatedGroup) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
 	var requests atomic.Int64
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := requests.Add(1)
@@ -175,6 +184,19 @@ func apiServer(t *testing.T, v inspect.View, refuse func(n int64) *inspect.Statu
 				answer(st.Code, st)
 				return
 			}
+		}
+		path, proxied := strings.CutPrefix(r.URL.Path, inspect.ServiceProxyPath(DefaultNamespace, DefaultService, "https", ""))
+		if proxied {
+			// As the API server's Service proxy: it took the caller's
+			// Authorization and forwards the copy kubectl fluence made.
+			if r.Header.Get("Authorization") != "Bearer secret" || r.Header.Get(inspect.ForwardedAuthorization) != "Bearer secret" {
+				answer(403, inspect.NewStatus(403, "Forbidden", `User "system:anonymous" cannot list resource "groups"`))
+				return
+			}
+			r.URL.Path = path
+		} else if onlyProxy {
+			answer(404, inspect.Status{TypeMeta: inspect.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: "Failure", Message: "the server could not find the requested resource", Reason: "NotFound", Code: 404})
+			return
 		}
 		if r.Header.Get("Authorization") != "Bearer secret" {
 			answer(401, inspect.Status{TypeMeta: inspect.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: "Failure", Message: "Unauthorized", Reason: "Unauthorized", Code: 401})
@@ -473,8 +495,12 @@ func TestNotInstalledHint(t *testing.T) {
 	}))
 	defer srv.Close()
 	_, _, err := run(t, srv, "groups")
-	if err == nil || !strings.Contains(err.Error(), "does not serve "+inspect.APIVersion) {
-		t.Errorf("error %v, want a hint that the API is not installed", err)
+	if err == nil || !strings.Contains(err.Error(), "does not serve "+inspect.APIVersion) || !strings.Contains(err.Error(), "no inspection Service fluence-system/fluence-inspect") {
+		t.Errorf("error %v, want a hint that neither the APIService nor the inspection Service is there", err)
+	}
+	_, _, err = run(t, srv, "groups", "--route", "apiservice")
+	if err == nil || !strings.Contains(err.Error(), "does not serve "+inspect.APIVersion) || strings.Contains(err.Error(), "Service proxy") {
+		t.Errorf("--route apiservice: error %v, want a hint that the API is not installed, and no other route tried", err)
 	}
 	// The stand-in API server takes only the token "secret".
 	api, _ := apiServer(t, view(t), nil)
@@ -541,5 +567,41 @@ func TestSchedulerURLFromEnvironment(t *testing.T) {
 	}
 	if got := requests.Load(); got != 1 {
 		t.Errorf("%d requests reached the API server, want 1 (the second command's)", got)
+	}
+}
+
+// Without the APIService (the chart's default), kubectl fluence asks the
+// API server's Service proxy to the inspection Service and sends its
+// bearer token along in the header the scheduler reads; --route chooses
+// one route, and the namespace and Service can be given.
+func TestServiceProxyRoute(t *testing.T) {
+	v := view(t)
+	srv, requests := apiServerRoutes(t, v, nil, true)
+	out, errOut, err := run(t, srv, "groups", "-n", "team")
+	if err != nil {
+		t.Fatalf("groups through the Service proxy: %v\n%s", err, errOut)
+	}
+	if !strings.Contains(out, "placed") {
+		t.Errorf("groups through the Service proxy:\n%s", out)
+	}
+	if got := requests.Load(); got != 2 {
+		t.Errorf("%d requests, want 2: the APIService's path (not found), then the Service proxy", got)
+	}
+	requests.Store(0)
+	if _, errOut, err := run(t, srv, "explain", "b", "-n", "team", "--route", "service-proxy"); err != nil {
+		t.Errorf("explain --route service-proxy: %v\n%s", err, errOut)
+	}
+	if got := requests.Load(); got != 1 {
+		t.Errorf("--route service-proxy made %d requests, want 1", got)
+	}
+	if _, _, err := run(t, srv, "groups", "--route", "service-proxy", "--fluence-namespace", "sched", "--fluence-service", "fl-inspect"); err == nil || !strings.Contains(err.Error(), "no inspection Service sched/fl-inspect") {
+		t.Errorf("another Service: %v, want it named as not found", err)
+	}
+	t.Setenv(EnvNamespace, "sched")
+	if _, _, err := run(t, srv, "groups", "--route", "service-proxy"); err == nil || !strings.Contains(err.Error(), "no inspection Service sched/fluence-inspect") {
+		t.Errorf("with %s=sched: %v, want sched/fluence-inspect named as not found", EnvNamespace, err)
+	}
+	if _, _, err := run(t, srv, "groups", "--route", "sideways"); err == nil || !strings.Contains(err.Error(), `unknown route "sideways"`) {
+		t.Errorf("--route sideways: %v", err)
 	}
 }
