@@ -68,9 +68,10 @@ func TestChartNetworkPolicy(t *testing.T) {
 
 // The cert-manager recipe: a Certificate for the names the API server and
 // Prometheus dial, its Secret served by the scheduler, and its CA injected
-// into the APIService, which then verifies the scheduler.
+// into the APIService (when there is one), which then verifies the
+// scheduler.
 func TestChartCertManager(t *testing.T) {
-	objs := mustRender(t, "inspect.certManager.enabled=true", "inspect.certManager.issuerRef.name=cluster-ca", "inspect.certManager.issuerRef.kind=ClusterIssuer")
+	objs := mustRender(t, "inspect.apiService=true", "inspect.certManager.enabled=true", "inspect.certManager.issuerRef.name=cluster-ca", "inspect.certManager.issuerRef.kind=ClusterIssuer")
 	cert := mustFind(t, objs, "Certificate", releaseName)
 	if get(cert, "apiVersion") != "cert-manager.io/v1" || get(cert, "spec", "issuerRef", "name") != "cluster-ca" || get(cert, "spec", "issuerRef", "kind") != "ClusterIssuer" {
 		t.Errorf("Certificate %v: want cert-manager.io/v1 from ClusterIssuer cluster-ca", cert)

@@ -80,6 +80,17 @@ cert-manager's. */}}
 {{- fail "inspect.certManager.enabled is true but inspect.certManager.issuerRef.name is empty: name the Issuer or ClusterIssuer that signs the scheduler's certificate" -}}
 {{- end -}}
 {{- end -}}
+{{- if .Values.oneScheduler -}}
+{{- if lt (int .Values.replicas) 2 -}}
+{{- fail (printf "oneScheduler is true but replicas is %d: in one-scheduler mode fluence's own pods are scheduled by fluence, so at least 2 replicas must run for one to schedule the other's successor (docs/install.md, One-scheduler mode)" (int .Values.replicas)) -}}
+{{- end -}}
+{{- if not .Values.podDisruptionBudget.enabled -}}
+{{- fail "oneScheduler is true but podDisruptionBudget.enabled is false: in one-scheduler mode a drain must leave a running replica to schedule the evicted one's successor" -}}
+{{- end -}}
+{{- if ge (int (.Values.podDisruptionBudget.maxUnavailable | default 1)) (int .Values.replicas) -}}
+{{- fail (printf "oneScheduler is true but podDisruptionBudget.maxUnavailable (%d) is not below replicas (%d): a drain could evict every replica, leaving nothing to schedule their successors" (int .Values.podDisruptionBudget.maxUnavailable) (int .Values.replicas)) -}}
+{{- end -}}
+{{- end -}}
 {{- if eq .Values.schedulerName "default-scheduler" -}}
 {{- fail "schedulerName must not be default-scheduler: fluence runs beside the stock scheduler, under its own name" -}}
 {{- end -}}
