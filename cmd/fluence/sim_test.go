@@ -103,3 +103,27 @@ func TestSimTopologyWorkload(t *testing.T) {
 		t.Errorf("the topology table does not follow the comparison:\n%s", s)
 	}
 }
+
+func TestSimRackScaleDRAWorkload(t *testing.T) {
+	cmd := simCmd()
+	if u := cmd.Flags().Lookup("workload").Usage; !strings.Contains(u, "rackscale-dra") {
+		t.Errorf("--workload usage %q does not list rackscale-dra", u)
+	}
+	cmd.SetArgs([]string{"--workload", "rackscale-dra", "--schedulers", "fluence,stock", "--queue-policy", "easy", "--no-files"})
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(io.Discard)
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for _, want := range []string{"workload rackscale-dra: 120 jobs", "GPUs of workload rackscale-dra: 1152 GPUs as DRA devices on 288 nodes",
+		"STRANDED (GPU-H)", "PARTIAL GANGS", "120/120 (100%)  0", "DRA GPUs counted as a number per node"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("output lacks %q:\n%s", want, s)
+		}
+	}
+	if i, j := strings.Index(s, "topology of workload"), strings.Index(s, "GPUs of workload"); i < 0 || j < i {
+		t.Errorf("the GPU table does not follow the topology table:\n%s", s)
+	}
+}

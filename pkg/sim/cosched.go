@@ -179,7 +179,7 @@ func (c *cosched) Config() string {
 	if c.opts.CreationOrder {
 		s += ", groups in creation order (before PR #949)"
 	}
-	return s + backoffNote(c.opts.Backoff)
+	return s + backoffNote(c.opts.Backoff) + gpuCountNote(c.env)
 }
 
 // Start resets all state, so a model can be run more than once.

@@ -53,6 +53,11 @@ type Env struct {
 	timeline []Sample
 	nevents  int
 
+	// bindings is every pod's stay on a node, in the order bound; open
+	// the index of each bound pod's stay, by group and pod.
+	bindings []Binding
+	open     map[[2]int]int
+
 	// Preemption and gangs held in part (env_evict.go).
 	partial      int     // groups with some, not all, of their pods bound
 	partialPods  int     // the bound pods of those groups
@@ -165,6 +170,7 @@ func (e *Env) Bind(g *Group, pod, node int) error {
 	e.free[node].Memory -= p.Memory
 	e.free[node].GPU -= p.GPU
 	g.PodNode[pod] = node
+	e.openBinding(g, pod, node, p.GPU)
 	e.setBound(g, g.Bound+1)
 	e.pending--
 	e.running++
@@ -331,6 +337,7 @@ func (e *Env) processEventsAt(t float64) error {
 			e.free[node].CPU += p.CPU
 			e.free[node].Memory += p.Memory
 			e.free[node].GPU += p.GPU
+			e.closeBinding(g, ev.pod)
 			e.usedCPU -= p.CPU
 			e.running--
 			g.freed++

@@ -97,6 +97,7 @@ func (e *Env) gone(g *Group, pod int) error {
 	e.free[node].CPU += p.CPU
 	e.free[node].Memory += p.Memory
 	e.free[node].GPU += p.GPU
+	e.closeBinding(g, pod)
 	e.usedCPU -= p.CPU
 	e.running--
 	e.pending++

@@ -67,6 +67,9 @@ type fluence struct {
 	// workload's; fromWorkload says which.
 	levels       []string
 	fromWorkload bool
+	// devices: the cluster publishes GPUs as DRA devices (HasGPUDevices),
+	// so every pod's gpu request is a device request (devices.go).
+	devices bool
 	// within is the domain ("key=value") each group's placement event
 	// named, by group index, for the tests to check against the nodes.
 	within map[int]string
@@ -142,6 +145,10 @@ func (f *fluence) Start(env *Env) error {
 		f.levels, f.fromWorkload = w.TopologyLevels, true
 	}
 	f.within = map[int]string{}
+	f.devices = HasGPUDevices(env.Workload())
+	if err := checkGPUDevices(env.Workload()); err != nil {
+		return err
+	}
 	f.gen, f.created, f.preempts, f.evictErr = map[int]int{}, map[int]float64{}, nil, nil
 	core, err := f.newCore()
 	if err != nil {
@@ -159,10 +166,17 @@ func (f *fluence) Start(env *Env) error {
 	return nil
 }
 
-// coreNode is a node as the scheduler's node informer would show it.
+// coreNode is a node as the scheduler's node informer would show it; a
+// node that publishes its GPUs as DRA devices offers them as devices (as
+// its ResourceSlice would), not in its allocatable.
 func coreNode(n NodeSpec) gang.Node {
-	return gang.Node{Name: n.Name, Labels: n.Labels,
+	out := gang.Node{Name: n.Name, Labels: n.Labels,
 		Allocatable: gang.Resources{MilliCPU: n.CPU, MemoryBytes: n.Memory, GPU: n.GPU}}
+	if n.GPUDevices {
+		out.Allocatable.GPU = 0
+		out.Devices = gpuDevices(n)
+	}
+	return out
 }
 
 // pod is the core's view of one pod of a group.
@@ -178,6 +192,12 @@ func (f *fluence) pod(g *Group, i int) gang.Pod {
 		Requests: gang.Resources{MilliCPU: p.CPU, MemoryBytes: p.Memory, GPU: p.GPU},
 		Priority: int32(g.Spec.Priority), Owned: true,
 		Duration: int64(math.Ceil(g.Spec.Duration)),
+	}
+	if f.devices && p.GPU > 0 {
+		// A cluster whose GPUs are devices serves every gpu request from
+		// devices, as an extended resource a DeviceClass serves is.
+		out.Requests.GPU = 0
+		out.Devices = gpuRequest(p.GPU)
 	}
 	if f.cfg.Oracle {
 		// The group holds its last node until its last pod is released.

@@ -68,7 +68,7 @@ func (q *quota) Config() string {
 	if q.cpuQuota == 0 {
 		cpu = "cpu = cluster total"
 	}
-	return "model of Kueue-like quota admission: " + cpu + ", " + pods + ", then pod-by-pod placement" + attemptNote(q.attempt)
+	return "model of Kueue-like quota admission: " + cpu + ", " + pods + ", then pod-by-pod placement" + attemptNote(q.attempt) + gpuCountNote(q.env)
 }
 
 // Start resets all state, so a model can be run more than once.

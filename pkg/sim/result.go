@@ -76,6 +76,10 @@ type Result struct {
 	Work              float64
 	PartialMax        int
 	PartialPodSeconds float64
+
+	// Bindings are every pod's stays on nodes, in the order bound: what
+	// the GPU report (SummarizeGPUs) measures.
+	Bindings []Binding
 }
 
 // BoundRatio is Makespan / LowerBound, NaN when the run did not complete
@@ -147,6 +151,7 @@ func (e *Env) result(w *Workload, stalled bool) *Result {
 		Timeline: e.timeline, JobsTotal: len(e.groups), TotalCPU: e.totalCPU,
 		SimulatedUntil: e.now, Steps: e.nevents,
 		Evictions: e.evictions, EvictedPods: e.evictedPods, EvictedInPart: e.evictedInPart, PartialMax: e.partialMax, PartialPodSeconds: e.partialPodSeconds(),
+		Bindings: e.bindings,
 	}
 	for _, g := range e.groups {
 		j := JobResult{Name: g.Spec.Name, Size: g.Spec.Size(), Submit: g.Submit, Start: g.Start, End: g.End,

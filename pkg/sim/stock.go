@@ -92,7 +92,7 @@ func (s *stock) Config() string {
 	if s.opts.Preemption {
 		c += ", pod-by-pod preemption (evicted pods gone in " + trimFloat(newStockPreemptor(s.opts.EvictionGrace, 0).grace) + "s)"
 	}
-	return c
+	return c + gpuCountNote(s.env)
 }
 
 // Start resets all state, so a model can be run more than once.

@@ -7,6 +7,16 @@ type NodeSpec struct {
 	Memory int64 // bytes
 	GPU    int64
 	Labels map[string]string
+	// GPUDevices: the node publishes its GPU GPUs as DRA devices (one
+	// ResourceSlice device each) rather than as a count. The fluence model
+	// gives the core devices and asks for them with device requests
+	// (devices.go); the models of the other schedulers count them, as a
+	// pod's extended resource served by a DeviceClass is counted.
+	GPUDevices bool
+	// DeviceAttributes are the attributes every GPU device of the node
+	// carries (e.g. gpu.example.com/clique: the NVLink domain), keyed by
+	// qualified name. Only with GPUDevices.
+	DeviceAttributes map[string]string
 }
 
 // Cluster is the set of nodes.

@@ -16,6 +16,7 @@ import (
 //	cluster:
 //	  nodes:
 //	    - {name: a, count: 8, cpu: "3", memory: "29Gi", gpu: 0, labels: {zone: z1}}
+//	    - {name: g, count: 2, cpu: 64, gpu: 4, gpu_devices: {gpu.example.com/clique: c1}, labels: {gpu.example.com/clique: c1}}
 //	params: {permit_timeout: 10, quota_cpu: "40", quota_pods: 1000}
 //	topology_levels: [zone]
 //	groups:
@@ -26,7 +27,7 @@ import (
 var (
 	nativeTopKeys   = []string{"name", "cluster", "params", "topology_levels", "groups"}
 	nativeClusterK  = []string{"nodes"}
-	nativeNodeKeys  = []string{"name", "count", "cpu", "memory", "gpu", "labels"}
+	nativeNodeKeys  = []string{"name", "count", "cpu", "memory", "gpu", "labels", "gpu_devices"}
 	nativeParamKeys = []string{"permit_timeout", "quota_cpu", "quota_pods"}
 	nativeGroupKeys = []string{"name", "arrival", "pods", "cpu", "memory", "gpu", "runtime", "duration", "priority", "release_delay",
 		"topology_required", "topology_preferred"}
@@ -72,6 +73,7 @@ func (c *yctx) nativeCluster(top ymap, w *Workload) {
 		return
 	}
 	names := map[string]string{} // node name -> path that made it
+	var entries []gpuEntry
 	for i, nn := range seq {
 		path := yidx("cluster.nodes", i)
 		m, ok := c.mapping(nn, path, nativeNodeKeys)
@@ -129,6 +131,10 @@ func (c *yctx) nativeCluster(top ymap, w *Workload) {
 				}
 			}
 		}
+		if n := m.get("gpu_devices"); n != nil {
+			c.gpuDevices(n, ykey(path, "gpu_devices"), &spec)
+		}
+		entries = append(entries, gpuEntry{path, spec.GPU, spec.GPUDevices})
 		for k := range count {
 			name := base
 			if counted {
@@ -151,6 +157,7 @@ func (c *yctx) nativeCluster(top ymap, w *Workload) {
 			w.Cluster.Nodes = append(w.Cluster.Nodes, node)
 		}
 	}
+	c.gpuDevicesEverywhere(entries)
 }
 
 func (c *yctx) nativeParams(n *yaml.Node, w *Workload) {

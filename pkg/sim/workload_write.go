@@ -37,20 +37,11 @@ func MarshalWorkload(w *Workload) ([]byte, error) {
 		if n.GPU != 0 {
 			b.WriteString(", gpu: " + strconv.FormatInt(n.GPU, 10))
 		}
+		if n.GPUDevices && n.GPU > 0 {
+			b.WriteString(", gpu_devices: " + yamlMap(n.DeviceAttributes))
+		}
 		if len(n.Labels) > 0 {
-			keys := make([]string, 0, len(n.Labels))
-			for k := range n.Labels {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			b.WriteString(", labels: {")
-			for i, k := range keys {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				b.WriteString(yamlStr(k) + ": " + yamlStr(n.Labels[k]))
-			}
-			b.WriteString("}")
+			b.WriteString(", labels: " + yamlMap(n.Labels))
 		}
 		b.WriteString("}\n")
 	}
@@ -123,6 +114,26 @@ func MarshalWorkload(w *Workload) ([]byte, error) {
 		b.WriteString("}\n")
 	}
 	return []byte(b.String()), nil
+}
+
+// yamlMap writes a string map as a flow mapping, keys sorted; {} when
+// empty.
+func yamlMap(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	b.WriteString("{")
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(yamlStr(k) + ": " + yamlStr(m[k]))
+	}
+	b.WriteString("}")
+	return b.String()
 }
 
 func podFields(p PodSpec) string {
