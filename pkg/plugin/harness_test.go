@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -176,6 +177,7 @@ type harness struct {
 	ctx   context.Context
 	cs    *fake.Clientset
 	fw    framework.Framework
+	nodes []*corev1.Node
 	snap  *internalcache.Snapshot
 	act   *activator
 	rec   *recorder
@@ -202,6 +204,10 @@ type harnessConfig struct {
 	// permitTimeout replaces the harness's permitTimeout when set (a
 	// test that lets a wait run out).
 	permitTimeout time.Duration
+	// schedulerPodWatch, when set, wraps the pod watch of the scheduler's
+	// own informer (the one without a field selector): a test makes it
+	// lag the plugin's informer of its profile's pods.
+	schedulerPodWatch func(watch.Interface) watch.Interface
 }
 
 // newHarnessWith is newHarness with a configuration.
@@ -223,7 +229,23 @@ func newHarnessWith(t *testing.T, hc harnessConfig, nodes []*corev1.Node, pods [
 		objs = append(objs, p)
 	}
 	h := &harness{t: t, ctx: ctx, cs: fake.NewClientset(objs...), act: &activator{}, rec: &recorder{},
-		snap: internalcache.NewSnapshot(nil, nodes), insp: plugin.NewInspectors()}
+		nodes: nodes, snap: internalcache.NewSnapshot(nil, nodes), insp: plugin.NewInspectors()}
+	if wrap := hc.schedulerPodWatch; wrap != nil {
+		h.cs.PrependWatchReactor("pods", func(a clienttesting.Action) (bool, watch.Interface, error) {
+			wa, ok := a.(clienttesting.WatchActionImpl)
+			if !ok {
+				return false, nil, nil
+			}
+			if f := wa.GetWatchRestrictions().Fields; f != nil && !f.Empty() {
+				return false, nil, nil // the plugin's own informer
+			}
+			w, err := h.cs.Tracker().Watch(a.GetResource(), a.GetNamespace())
+			if err != nil {
+				return true, nil, err
+			}
+			return true, wrap(w), nil
+		})
+	}
 	factory := informers.NewSharedInformerFactory(h.cs, 0)
 	t.Cleanup(func() {
 		cancel()
@@ -275,6 +297,12 @@ func (h *harness) useAPICacher() {
 	d.Run(klog.Background())
 	h.t.Cleanup(d.Close)
 	h.fw.SetAPICacher(apicache.New(nil, internalcache.New(h.ctx, d, false, false)))
+}
+
+// setSnapshot makes the framework's snapshot (kube-scheduler's cache as a
+// cycle sees it) hold the harness's nodes and the given pods.
+func (h *harness) setSnapshot(pods ...*corev1.Pod) {
+	*h.snap = *internalcache.NewSnapshot(pods, h.nodes)
 }
 
 // create adds a pod to the cluster after the informers started.

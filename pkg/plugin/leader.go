@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -107,6 +108,10 @@ func (p *Plugin) startWriters(ctx context.Context) {
 // without harm), and one that ran before found the plugin inactive and
 // left its object to this listing.
 func (p *Plugin) activate() error {
+	// The handlers of this profile's pods wait until the core has the
+	// listing (cacheorder.go).
+	p.ends.mu.Lock()
+	defer p.ends.mu.Unlock()
 	ns, err := p.nodes.List(labels.Everything())
 	if err != nil {
 		return err
@@ -116,14 +121,9 @@ func (p *Plugin) activate() error {
 		return err
 	}
 	if p.ownPods != nil {
-		// This profile's pods, ended ones too, come from their own
-		// informer (ownpods.go).
-		pods = slices.DeleteFunc(pods, p.owns)
-		own, err := p.ownPods.List(labels.Everything())
-		if err != nil {
+		if pods, err = p.withOwnPods(pods); err != nil {
 			return err
 		}
-		pods = append(pods, slices.DeleteFunc(own, func(pod *corev1.Pod) bool { return !p.owns(pod) })...)
 	}
 	slices.SortFunc(ns, func(a, b *corev1.Node) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(pods, func(a, b *corev1.Pod) int {
@@ -146,6 +146,42 @@ func (p *Plugin) activate() error {
 	p.apply(fx)
 	p.wake()
 	return nil
+}
+
+// withOwnPods replaces this profile's pods in the scheduler's informer's
+// list by those of the plugin's own informer (ended ones too,
+// ownpods.go), except where the two disagree on what holds a node: a pod
+// the plugin's informer has ended or deleted while the scheduler's still
+// holds it bound and live is taken as the scheduler's informer has it,
+// and its end waits (cacheorder.go). p.ends.mu is held.
+func (p *Plugin) withOwnPods(pods []*corev1.Pod) ([]*corev1.Pod, error) {
+	own, err := p.ownPods.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	listed := map[types.UID]bool{}
+	out := slices.DeleteFunc(slices.Clone(pods), p.owns)
+	for _, pod := range own {
+		if !p.owns(pod) {
+			continue
+		}
+		listed[pod.UID] = true
+		if live, held := p.heldByScheduler(pod.Namespace, pod.Name, pod.UID); held && podEnded(pod) {
+			p.ends.wait(pod.UID)
+			pod = live
+		}
+		out = append(out, pod)
+	}
+	for _, pod := range pods {
+		if !p.owns(pod) || listed[pod.UID] {
+			continue
+		}
+		if live, held := p.heldByScheduler(pod.Namespace, pod.Name, pod.UID); held {
+			p.ends.wait(pod.UID)
+			out = append(out, live)
+		}
+	}
+	return out, nil
 }
 
 // currentPod returns the cache's version of a pod a handler was given,

@@ -129,13 +129,20 @@ var (
 		Help:           "Binding calls that failed (the API server refused or did not answer); the pod keeps its slot and binds there on its next try.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"profile"})
+	cacheWaits = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem: "fluence",
+		Name:      "cache_waits_total",
+		Help: "Scheduling cycles in which a pod waited because kube-scheduler's cache still held, on the node fluence chose, a pod that had ended: " +
+			"the pod is tried again once the cache lets the ended pod go; its group keeps its placement.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"profile"})
 	metricsOnce sync.Once
 )
 
 func registerMetrics() {
 	metricsOnce.Do(func() {
 		legacyregistry.MustRegister(loopDuration, loopGroups, groupsByState, queueLength, reservations, allocated, allocatable, graphRebuilds, topologyPlacements, internalErrors, preemptions, evictedPods,
-			groupWait, groupRejections, groupWithdrawals, permitTimeouts, bindFailures)
+			groupWait, groupRejections, groupWithdrawals, permitTimeouts, bindFailures, cacheWaits)
 	})
 }
 
@@ -149,7 +156,7 @@ type profileMetrics struct{ profile string }
 // series at all.
 func (m profileMetrics) start() {
 	groupWait.WithLabelValues(m.profile)
-	for _, v := range []*metrics.CounterVec{groupRejections, groupWithdrawals, permitTimeouts, bindFailures, preemptions, evictedPods} {
+	for _, v := range []*metrics.CounterVec{groupRejections, groupWithdrawals, permitTimeouts, bindFailures, preemptions, evictedPods, cacheWaits} {
 		v.WithLabelValues(m.profile)
 	}
 }
@@ -170,6 +177,10 @@ func (m profileMetrics) groupsDecided(fx gang.Effects, ticksPerSecond int64) {
 
 func (m profileMetrics) permitTimedOut() {
 	permitTimeouts.WithLabelValues(m.profile).Inc()
+}
+
+func (m profileMetrics) cacheWait() {
+	cacheWaits.WithLabelValues(m.profile).Inc()
 }
 
 func (m profileMetrics) bindFailed() {

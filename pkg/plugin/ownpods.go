@@ -19,7 +19,8 @@ import (
 // its node refused (OutOfcpu) must not have its node kept for a
 // replacement. So the pods this profile schedules are watched apart, in
 // every phase, and reach the core from that informer alone: one stream
-// per pod, so its end and its deletion arrive in order. Pods of other
+// per pod, so its end and its deletion arrive in order (and after the
+// scheduler's informer let it go: cacheorder.go). Pods of other
 // schedulers still come from the scheduler's informer (what they hold is
 // all that matters of them).
 
@@ -53,8 +54,7 @@ func (p *Plugin) watchOwnPods(ctx context.Context, client kubernetes.Interface) 
 		UpdateFunc: func(_, o any) { p.onOwnPod(o.(*corev1.Pod)) },
 		DeleteFunc: func(o any) {
 			if pod, ok := objectOf[*corev1.Pod](o); ok {
-				p.feed(func(now int64) { p.core.PodRemoved(string(pod.UID), now) })
-				p.wake()
+				p.ownPodDeleted(pod)
 			}
 		},
 	})
@@ -70,18 +70,13 @@ func (p *Plugin) watchOwnPods(ctx context.Context, client kubernetes.Interface) 
 // now (a handler may run after the plugin read the cache when it began to
 // lead).
 func (p *Plugin) onOwnPod(pod *corev1.Pod) {
+	p.ends.mu.Lock()
+	defer p.ends.mu.Unlock()
 	cur, err := p.ownPods.Pods(pod.Namespace).Get(pod.Name)
 	if err != nil || cur.UID != pod.UID || !p.owns(cur) {
 		return // gone since, or not this profile's (a client that ignores field selectors)
 	}
-	cp := p.corePod(cur, true)
-	if cp.NodeName != "" || cp.Done {
-		p.hints.remove(cur.UID)
-	}
-	p.feed(func(now int64) { p.core.PodSeen(cp, now) })
-	if cp.Done {
-		p.wake()
-	}
+	p.feedOwnLocked(cur)
 }
 
 // fromOwnInformer reports whether the core hears of pod from the informer

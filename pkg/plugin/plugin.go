@@ -81,6 +81,10 @@ type Plugin struct {
 	binds *semaphore.Weighted
 	// dra: devices and claims (devices.go); nil without informers.
 	dra *draState
+	// ends and lag keep the core's view of pods behind kube-scheduler's
+	// cache (cacheorder.go).
+	ends endGate
+	lag  cacheLag
 
 	// mu serialises the core, which is not safe for concurrent use.
 	mu   sync.Mutex
@@ -212,10 +216,13 @@ func newFromArgs(ctx context.Context, obj runtime.Object, h fwk.Handle, lead *Le
 				p.retry.remove(pod.UID)
 				p.hints.remove(pod.UID)
 				p.waits.forget(pod.UID)
-				if !p.fromOwnInformer(pod) {
-					p.feed(func(now int64) { p.core.PodRemoved(string(pod.UID), now) })
-					p.wake()
+				p.lag.note(pod)
+				if p.fromOwnInformer(pod) {
+					p.settleOwn(pod)
+					return
 				}
+				p.feed(func(now int64) { p.core.PodRemoved(string(pod.UID), now) })
+				p.wake()
 			}
 		},
 	})
@@ -389,8 +396,14 @@ func (p *Plugin) onNode(n *corev1.Node) {
 }
 
 func (p *Plugin) onPod(pod *corev1.Pod) {
+	if podEnded(pod) {
+		// A client that ignores field selectors: the scheduler's
+		// informer keeps ended pods, and the cache stops counting them.
+		p.lag.note(pod)
+	}
 	if p.fromOwnInformer(pod) {
-		return // onOwnPod translates it, once
+		p.settleOwn(pod) // onOwnPod translates it, once
+		return
 	}
 	pod, ok := p.currentPod(pod)
 	if !ok {
@@ -580,6 +593,12 @@ func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *corev
 		return nil, fwk.NewStatus(code, v.Reason)
 	}
 	p.hints.remove(pod.UID)
+	if who := p.lag.cached(p.h.SnapshotSharedLister(), v.Node); who != "" {
+		// The pod's node has the room in the core, not yet in the cache
+		// this cycle's filters read: wait for the cache (cacheorder.go).
+		p.metrics.cacheWait()
+		return nil, fwk.NewStatus(fwk.Unschedulable, "fluence: waiting for the scheduler's cache to let go of ended pod "+who+" on node "+v.Node+"; pod group "+id.Key+" keeps its placement")
+	}
 	state.Write(stateKey, &pinned{node: v.Node})
 	return &fwk.PreFilterResult{NodeNames: sets.New(v.Node)}, nil
 }

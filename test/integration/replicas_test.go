@@ -164,6 +164,20 @@ func TestReplicas(t *testing.T) {
 	if p := inv.partialGroups(); len(p) > 0 {
 		t.Errorf("groups bound partly:\n%s", strings.Join(p, "\n"))
 	}
+	// Nothing failed but the leaders: no allocation was withdrawn. The
+	// stream fills the nodes, so groups are placed on room that pods
+	// ending free while the new leader places; a core that freed it before
+	// kube-scheduler's cache did would have its pods turned away.
+	for _, r := range []*replica{a, b, third} {
+		if w := withReason(c.eventsBy(r.name, time.Time{}), "FluenceGroupWithdrawn"); len(w) > 0 {
+			t.Errorf("%s withdrew %d allocations in a run without faults but the leaders':\n%s", r.name, len(w), strings.Join(w, "\n"))
+		}
+	}
+}
+
+// withReason keeps the events (as eventsBy formats them) of one reason.
+func withReason(events []string, reason string) []string {
+	return slices.DeleteFunc(slices.Clone(events), func(e string) bool { return !strings.Contains(e, " "+reason+" ") })
 }
 
 // phaseLabel marks the pods of each part of TestReplicas.

@@ -1,0 +1,201 @@
+package plugin
+
+import (
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	fwk "k8s.io/kube-scheduler/framework"
+)
+
+// The core must never see room that kube-scheduler's cache does not: a
+// group placed on it would be turned away by the node's resource filter
+// and withdrawn. Two orders make sure of it.
+//
+// Ends. The pods of this profile reach the core from the plugin's own
+// informer (every phase, ownpods.go), while kube-scheduler's cache counts
+// them from the scheduler's informer, which drops a pod when it ends or
+// is deleted. The two are separate watches and either may be first. So an
+// end or a deletion the plugin's informer reports while the scheduler's
+// still holds the pod live on a node waits (endGate), and reaches the core
+// when the scheduler's informer lets the pod go: until then the core
+// counts the pod where it runs.
+//
+// Handlers. kube-scheduler's cache and the plugin handle the scheduler's
+// informer's events in separate handlers, so the core may hear that a pod
+// left a node an instant before the cache does. PreFilter checks the
+// cycle's snapshot (taken from that cache) for pods the plugin let go on
+// the node it chose (cacheLag); while one is there the pod waits, its
+// group keeping its placement, and kube-scheduler's own handler, which
+// removes the pod from its cache and then requeues waiting pods, sends it
+// round again.
+
+// endGate holds the ends of this profile's pods that the scheduler's
+// informer has not seen yet.
+type endGate struct {
+	// mu orders the handlers of both informers for this profile's pods,
+	// and activate, with the core's feed: taken before Plugin.mu.
+	mu sync.Mutex
+	// waiting: pods whose end or deletion waits for the scheduler's
+	// informer.
+	waiting map[types.UID]bool
+}
+
+func (g *endGate) wait(uid types.UID) {
+	if g.waiting == nil {
+		g.waiting = map[types.UID]bool{}
+	}
+	g.waiting[uid] = true
+}
+
+// heldByScheduler returns the scheduler's informer's copy of a pod when
+// it holds the pod live and bound, as kube-scheduler's cache counts it.
+func (p *Plugin) heldByScheduler(namespace, name string, uid types.UID) (*corev1.Pod, bool) {
+	if p.pods == nil {
+		return nil, false
+	}
+	cur, err := p.pods.Pods(namespace).Get(name)
+	if err != nil || cur.UID != uid || cur.Spec.NodeName == "" || podEnded(cur) {
+		return nil, false
+	}
+	return cur, true
+}
+
+func podEnded(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}
+
+// feedOwnLocked gives the core a pod of this profile as the plugin's
+// informer stores it, unless it ended while the scheduler's informer
+// still holds it. p.ends.mu is held.
+func (p *Plugin) feedOwnLocked(cur *corev1.Pod) {
+	cp := p.corePod(cur, true)
+	if cp.Done {
+		if _, held := p.heldByScheduler(cur.Namespace, cur.Name, cur.UID); held {
+			p.ends.wait(cur.UID)
+			return
+		}
+		delete(p.ends.waiting, cur.UID)
+	}
+	if cp.NodeName != "" || cp.Done {
+		p.hints.remove(cur.UID)
+	}
+	p.feed(func(now int64) { p.core.PodSeen(cp, now) })
+	if cp.Done {
+		p.wake()
+	}
+}
+
+// ownPodDeleted tells the core a pod of this profile was deleted, once the
+// scheduler's informer does not hold it either.
+func (p *Plugin) ownPodDeleted(pod *corev1.Pod) {
+	p.ends.mu.Lock()
+	defer p.ends.mu.Unlock()
+	if _, held := p.heldByScheduler(pod.Namespace, pod.Name, pod.UID); held {
+		p.ends.wait(pod.UID)
+		return
+	}
+	delete(p.ends.waiting, pod.UID)
+	p.feed(func(now int64) { p.core.PodRemoved(string(pod.UID), now) })
+	p.wake()
+}
+
+// settleOwn runs when the scheduler's informer changes or drops a pod of
+// this profile: an end or deletion that waited for it reaches the core.
+func (p *Plugin) settleOwn(pod *corev1.Pod) {
+	p.ends.mu.Lock()
+	defer p.ends.mu.Unlock()
+	if !p.ends.waiting[pod.UID] {
+		return
+	}
+	if _, held := p.heldByScheduler(pod.Namespace, pod.Name, pod.UID); held {
+		return
+	}
+	delete(p.ends.waiting, pod.UID)
+	if cur, err := p.ownPods.Pods(pod.Namespace).Get(pod.Name); err == nil && cur.UID == pod.UID {
+		p.feedOwnLocked(cur)
+		return
+	}
+	p.feed(func(now int64) { p.core.PodRemoved(string(pod.UID), now) })
+	p.wake()
+}
+
+// cacheLag remembers the pods the scheduler's informer let go from a
+// node, until a cycle's snapshot shows kube-scheduler's cache did too.
+type cacheLag struct {
+	mu   sync.Mutex
+	gone map[types.UID]lagged
+	// order is gone's keys, oldest first: the oldest are forgotten past
+	// maxLagged (a burst of deletions while nothing of this profile is
+	// scheduled; by the next cycle the cache has long caught up).
+	order []types.UID
+}
+
+type lagged struct{ node, name string }
+
+const maxLagged = 4096
+
+// note records that the scheduler's informer let pod go from its node.
+func (l *cacheLag) note(pod *corev1.Pod) {
+	if pod.Spec.NodeName == "" {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.gone == nil {
+		l.gone = map[types.UID]lagged{}
+	}
+	if _, ok := l.gone[pod.UID]; ok {
+		return
+	}
+	l.gone[pod.UID] = lagged{node: pod.Spec.NodeName, name: pod.Namespace + "/" + pod.Name}
+	l.order = append(l.order, pod.UID)
+	for len(l.order) > maxLagged {
+		delete(l.gone, l.order[0])
+		l.order = l.order[1:]
+	}
+}
+
+// cached returns a pod the scheduler's informer let go from node that the
+// snapshot still holds there, "" when none; it forgets the pods the
+// snapshot no longer holds anywhere.
+func (l *cacheLag) cached(snap fwk.SharedLister, node string) string {
+	if snap == nil {
+		return ""
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.gone) == 0 {
+		return ""
+	}
+	onNode := map[string]map[types.UID]bool{}
+	held := func(n string, uid types.UID) bool {
+		pods, ok := onNode[n]
+		if !ok {
+			pods = map[types.UID]bool{}
+			if ni, err := snap.NodeInfos().Get(n); err == nil && ni != nil {
+				for _, pi := range ni.GetPods() {
+					pods[pi.GetPod().UID] = true
+				}
+			}
+			onNode[n] = pods
+		}
+		return pods[uid]
+	}
+	who := ""
+	kept := l.order[:0]
+	for _, uid := range l.order {
+		e := l.gone[uid]
+		if !held(e.node, uid) {
+			delete(l.gone, uid)
+			continue
+		}
+		kept = append(kept, uid)
+		if e.node == node && (who == "" || e.name < who) {
+			who = e.name
+		}
+	}
+	clear(l.order[len(kept):])
+	l.order = kept
+	return who
+}
