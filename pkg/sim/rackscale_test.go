@@ -150,8 +150,9 @@ func TestRackScaleDRAFluence(t *testing.T) {
 	if len(w.Groups) != 120 || len(w.Cluster.Nodes) != 288 {
 		t.Fatalf("%d groups on %d nodes, want 120 on 288", len(w.Groups), len(w.Cluster.Nodes))
 	}
-	whole := 0
+	whole, pods := 0, 0
 	for _, g := range w.Groups {
+		pods += g.Size()
 		if g.TopologyRequired != NVLinkDomainKey || g.Size() < 2 || g.Size() > 18 {
 			t.Errorf("%s: %d pods, required %q", g.Name, g.Size(), g.TopologyRequired)
 		}
@@ -166,8 +167,8 @@ func TestRackScaleDRAFluence(t *testing.T) {
 			whole++
 		}
 	}
-	if whole != 16 {
-		t.Errorf("%d groups need a whole domain, want 16", whole)
+	if whole != 16 || pods != 1090 {
+		t.Errorf("%d groups need a whole domain, %d pods; want 16 and 1,090", whole, pods)
 	}
 
 	runs := map[string]*Result{}

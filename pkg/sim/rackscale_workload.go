@@ -27,22 +27,24 @@ const NVLinkDomainKey = "gpu.example.com/clique"
 // to 18 pods; a pod takes 4 GPUs (a whole node) or 2 or 1.
 //
 // The pre-load, 24 groups arriving at t = 0 to 11.5 s (one every 0.5 s)
-// and running 5,400 to 9,000 s: small gangs, 2 to 6 pods of 1 to 4 GPUs
-// (228 GPUs, a fifth of the cluster), spread over the domains by
-// whichever scheduler places them. They leave most domains partly taken,
-// so a gang that needs a whole domain waits for one to empty.
+// and running 5,400 to 9,000 s: small gangs of 2 to 6 pods of 1 to 4
+// GPUs, 82 pods and 214 GPUs (under a fifth of the cluster). Where a
+// scheduler puts them decides which domains are whole for the first two
+// hours or more.
 //
 // The stream, from t = 60 s, one group every 60 s: eight rounds of
 // twelve shapes (pods x GPUs per pod): 18x4 twice (a whole domain each),
 // 16x4, 12x4, 9x4, 6x4, 4x4, 3x4, 2x4, 18x2 (9 nodes' worth), 8x2 and
-// 12x1. A round asks 416 GPUs for about 800,000 GPU-seconds; arriving
-// over 720 s, the stream offers about the cluster's capacity, so a queue
-// builds. Runtimes are the shape's (600 to 3,000 s) times a factor that
-// varies by round (0.6 to 1.4).
+// 12x1. A round asks 416 GPUs. Runtimes are the shape's (600 to 3,000 s)
+// times a factor that varies by group (0.6 to 1.4): the stream asks
+// 6,370,320 GPU-seconds over 5,760 s, about 1,100 GPUs' worth while it
+// lasts, 96% of the cluster, so a queue builds and gangs of all sizes,
+// ending at different times, leave domains partly taken: a gang that
+// needs a whole domain waits for one to empty.
 //
 // Every group declares a duration 25% over its runtime (rounded up to the
 // second), so backfill can plan, and releases its nodes 5 s after
-// completing. In all: 120 groups, 1,094 pods, 18 of them needing a whole
+// completing. In all: 120 groups, 1,090 pods, 16 of them needing a whole
 // domain. Every group fits one domain of the empty cluster, so every
 // group completes under fluence, each within one domain.
 func RackScaleDRAWorkload() *Workload {
