@@ -31,6 +31,12 @@
 // FluenceConfig.Preemption is set, the stock model pod by pod when
 // StockOptions.Preemption is; ComparePreemption compares them.
 //
+// GPUs through DRA: a node with GPUDevices publishes its GPUs as devices;
+// the fluence model gives the core devices and each pod's GPUs as a device
+// request, the models count them (devices.go). RackScaleDRAWorkload is 16
+// NVLink domains of such nodes; SummarizeGPUs measures stranded GPUs,
+// gangs within one domain and gangs bound in part from Result.Bindings.
+//
 // Detection: the run stops as stalled when no event is left while pods are
 // Pending, or when nothing starts or completes for StallWindow seconds while
 // pods are Pending (a livelock of timeouts and retries). The stall time is
