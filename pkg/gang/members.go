@@ -68,6 +68,12 @@ func (e ending) String() string {
 // podEnded handles a pod that succeeded or failed.
 func (c *Core) podEnded(p *Pod) {
 	end := endingOf(p)
+	if _, known := c.podKey[p.UID]; !known && end.succeeded && p.Owned && p.NodeName != "" && p.Allocation != "" {
+		// It finished before this run began (a restart): its record says
+		// whose member it was, and it counts toward that group as if it
+		// had been seen running.
+		c.adopt(p)
+	}
 	if end.succeeded && p.NodeName != "" {
 		if g := c.groups[c.podKey[p.UID]]; g != nil {
 			if _, s := g.slotOf(p.UID); s != nil {

@@ -274,21 +274,61 @@ func (c *Core) adopt(p *Pod) {
 			a = x
 		}
 	}
+	dur := p.Duration
+	if dur == 0 {
+		dur = c.cfg.DefaultDuration
+	}
+	// It began when its first pod started, maybe before this run: its
+	// planned end is its duration from then (an overrun is extended as
+	// any), and evicting it would lose the work done since.
+	began := c.now - max(p.Ran, 0)
 	if a == nil {
-		dur := p.Duration
-		if dur == 0 {
-			dur = c.cfg.DefaultDuration
-		}
-		a = &alloc{id: c.newID(), running: true, committed: true, recorded: rec, start: c.now, began: c.now, dur: c.seconds(dur)}
+		a = &alloc{id: c.newID(), running: true, committed: true, recorded: rec, start: c.now, began: began}
 		g.allocs = append(g.allocs, a)
 		c.byAlloc[a.id] = g
 		c.setUnplaced(a.id) // the engine takes it when the next rebuild replays it
-		c.planned(g, a)
 	}
-	a.slots = append(a.slots, &slot{shape: c.shapeOf(p, 0), node: p.NodeName, pod: p.UID, name: p.String(), reserved: true, bound: true})
+	a.began = min(a.began, began)
+	a.dur = max(c.seconds(dur)-(c.now-a.began), 1)
+	g.since = min(g.since, max(a.began, 0)) // it waited no less than nothing
+	s := &slot{shape: c.shapeOf(p, 0), node: p.NodeName, pod: p.UID, name: p.String(), reserved: true, bound: true}
+	a.slots = append(a.slots, s)
 	g.members[p.UID] = p
 	c.podKey[p.UID] = key
 	c.dirty = true
+	c.carryEviction(g, a, s, p)
+	c.planned(g, a)
+}
+
+// carryEviction takes up, after a restart, the preemption by fluence that
+// is evicting an adopted pod (its DisruptionTarget condition names the
+// preemptor): its group is being evicted for that preemptor, which waits
+// for it rather than choosing victims again, and its planned end is the
+// hold's, as when the preemption was decided, so nothing of lower
+// priority takes its nodes first. A pod evicted alone (disruptionMode
+// single) is marked so; its group runs on.
+func (c *Core) carryEviction(g *group, a *alloc, s *slot, p *Pod) {
+	if !p.Preempted {
+		return
+	}
+	by, single := preemptorOf(p.PreemptedNote)
+	if by == "" {
+		return
+	}
+	if single {
+		s.evicting = true
+		return
+	}
+	if g.evictedBy == "" {
+		g.evictedBy = by
+		c.evicting[g.id.Key] = true
+		c.touch(g)
+	}
+	if c.cfg.Preemption != nil {
+		if until := c.now + c.seconds(holdTimeout(c.cfg.Preemption)); a.start+a.dur > until {
+			a.dur = max(until-a.start, 1)
+		}
+	}
 }
 
 // podGone releases what an ended or deleted pod held. A group's

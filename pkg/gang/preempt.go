@@ -240,15 +240,17 @@ func (c *Core) victims(g *group, p *Preemption) ([]victim, int64) {
 		if v == g || v.evictedBy != "" || v.priority >= g.priority {
 			continue
 		}
-		vc := victim{g: v, start: -1}
+		vc := victim{g: v}
 		for _, a := range v.allocs {
 			if !a.running || c.unplaced[a.id] {
 				continue
 			}
-			vc.ids = append(vc.ids, a.id)
-			if vc.start < 0 || a.began < vc.start {
+			// An adopted allocation may have begun before this run (a
+			// negative time).
+			if len(vc.ids) == 0 || a.began < vc.start {
 				vc.start = a.began
 			}
+			vc.ids = append(vc.ids, a.id)
 			for _, s := range a.slots {
 				if !s.done {
 					vc.pods++
@@ -335,6 +337,29 @@ func (c *Core) tryPreempt(g *group, p *Preemption) bool {
 	return true
 }
 
+// preemptedByPrefix begins the message of every eviction fluence's
+// preemption makes, which becomes the evicted pod's DisruptionTarget
+// condition: preemptorOf reads the preemptor back from it.
+const preemptedByPrefix = "preempted by pod group "
+
+// singleNote marks the message of a pod evicted alone (disruptionMode
+// single).
+const singleNote = "disruptionMode single"
+
+// preemptorOf returns the preemptor an eviction message of fluence's
+// names, and whether it evicted the pod alone; "" for another message.
+func preemptorOf(note string) (by string, single bool) {
+	rest, ok := strings.CutPrefix(note, preemptedByPrefix)
+	if !ok {
+		return "", false
+	}
+	by, _, ok = strings.Cut(rest, " (priority ")
+	if !ok || by == "" || strings.ContainsAny(by, " \t\n") {
+		return "", false
+	}
+	return by, strings.Contains(rest, singleNote)
+}
+
 // evict carries out a preemption: the victims' pods are evicted, their
 // planned end brought to the hold's, and the preemptor holds their nodes
 // until then.
@@ -348,7 +373,7 @@ func (c *Core) evict(g *group, chosen []victim, p *Preemption) {
 		c.evicting[vg.id.Key] = true
 		hold.victims = append(hold.victims, vg.id.Key)
 		named = append(named, fmt.Sprintf("%s (priority %d, %d pods)", vg.id.Key, vg.priority, v.pods))
-		msg := fmt.Sprintf("preempted by pod group %s (priority %d), which needs its nodes to start; pod group %s (priority %d) is evicted whole",
+		msg := fmt.Sprintf(preemptedByPrefix+"%s (priority %d), which needs its nodes to start; pod group %s (priority %d) is evicted whole",
 			g.id.Key, g.priority, vg.id.Key, vg.priority)
 		for _, a := range vg.allocs {
 			if !a.running || c.unplaced[a.id] {

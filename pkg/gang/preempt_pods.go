@@ -117,7 +117,7 @@ func (c *Core) evictPods(g *group, chosen []podUnit, p *Preemption) {
 	for _, u := range chosen {
 		vg := u.v.g
 		var pods []string
-		msg := fmt.Sprintf("preempted by pod group %s (priority %d), which needs node %s to start; pod group %s (priority %d, disruptionMode single) loses its pods there and runs on without them",
+		msg := fmt.Sprintf(preemptedByPrefix+"%s (priority %d), which needs node %s to start; pod group %s (priority %d, "+singleNote+") loses its pods there and runs on without them",
 			g.id.Key, g.priority, u.node, vg.id.Key, vg.priority)
 		for _, s := range u.slots {
 			s.evicting = true

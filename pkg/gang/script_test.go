@@ -72,6 +72,12 @@ type script struct {
 	// preEnqueue: the framework asks the core before a pod enters the
 	// queue (config preenqueue=true).
 	preEnqueue bool
+	// boundAt: when each bound pod was bound, so a restart tells the new
+	// core how long it has run (Pod.Ran).
+	boundAt map[string]int64
+	// ended: the pods that succeeded or failed, which stay in the API
+	// until deleted: a restart lists them.
+	ended map[string]*Pod
 }
 
 func runScript(t *testing.T, file string) string {
@@ -80,7 +86,7 @@ func runScript(t *testing.T, file string) string {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	s := &script{t: t, nodes: map[string]Node{}, pods: map[string]*Pod{}, groups: map[string]GroupID{},
+	s := &script{t: t, nodes: map[string]Node{}, pods: map[string]*Pod{}, groups: map[string]GroupID{}, boundAt: map[string]int64{}, ended: map[string]*Pod{},
 		cfg: Config{Queue: queue.Config{Policy: queue.Easy}, RunID: "run1"}}
 	s.start()
 	sc := bufio.NewScanner(f)
@@ -420,6 +426,7 @@ func (s *script) exec(f []string) error {
 			s.fw.Remove(p.UID)
 			if f[0] != "delete" {
 				p.Done, p.Succeeded, p.FailReason = true, f[0] == "done", args["reason"]
+				s.ended[name] = p
 				s.core.PodSeen(*p, s.now)
 			} else {
 				s.core.PodRemoved(p.UID, s.now)
@@ -548,8 +555,12 @@ func (s *script) restart() {
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.pods)) {
 		if p := s.pods[name]; p.NodeName != "" {
+			p.Ran = s.now - s.boundAt[name]
 			s.core.PodSeen(*p, s.now)
 		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.ended)) {
+		s.core.PodSeen(*s.ended[name], s.now)
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.pods)) {
 		if p := s.pods[name]; p.NodeName == "" {
@@ -585,7 +596,7 @@ func (s *script) trace(traces []Trace) {
 				if p.String() == tr.Pod {
 					p.NodeName = tr.Bound
 					p.Allocation = s.core.Record(p.UID)
-					_ = name
+					s.boundAt[name] = s.now
 				}
 			}
 		case tr.Verdict.Node != "":
@@ -616,6 +627,12 @@ func (s *script) print(fx Effects) {
 	}
 	for _, e := range fx.Evictions {
 		fmt.Fprintf(&s.out, "  evict %s of %s by %s\n", e.Pod, e.Group, e.By)
+		// As the API shows an evicted pod until it is gone (a grace
+		// period, a finalizer): its DisruptionTarget condition carries the
+		// message, and it is being deleted. A restart reads it so.
+		if p := s.pods[e.Pod.Name]; p != nil && p.UID == e.Pod.UID {
+			p.Preempted, p.PreemptedNote, p.Deleting = true, e.Message, true
+		}
 	}
 	for _, p := range fx.Placements {
 		fmt.Fprintf(&s.out, "  placement %s %s level=%q\n", p.Group, p.Asked, p.Level)

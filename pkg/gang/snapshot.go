@@ -462,8 +462,10 @@ func (c *Core) groupBase(g *group) (GroupStatus, waitingOn) {
 		}
 		// When it began, not when it was last replayed onto a rebuilt
 		// graph: a user asks when the group started.
-		if st.Started < 0 || a.began < st.Started {
-			st.Started = a.began
+		// One that began before this run (adopted after a restart) shows
+		// this run's start: times before it are not told.
+		if began := max(a.began, 0); st.Started < 0 || began < st.Started {
+			st.Started = began
 		}
 		if a.dur <= 0 {
 			unlimited = true

@@ -206,6 +206,16 @@ type Pod struct {
 	// PreemptNever: the pod's preemptionPolicy is Never; a group of such
 	// pods does not preempt, unless its PodGroup says otherwise.
 	PreemptNever bool
+	// PreemptedNote is the message of a Preempted pod's DisruptionTarget
+	// condition. When fluence's preemption wrote it, it names the
+	// preemptor: a scheduler that restarts while victims are going
+	// carries that preemption on instead of choosing victims again.
+	PreemptedNote string
+	// Ran is how long, in ticks, a bound pod had run when it was seen
+	// (since its status.startTime); 0 when unknown. An allocation adopted
+	// after a restart began when its first pod started, not at the
+	// restart: its planned end, and what evicting it would lose, follow.
+	Ran int64
 	// Deleting: the pod is being deleted and will not be scheduled.
 	Deleting bool
 	// Gated: the pod has scheduling gates (Kueue holds pods so until

@@ -48,12 +48,22 @@ func (o GraphOptions) CoreNode(n *corev1.Node) gang.Node {
 // fluence's own, before the pod is deleted). Other disruptions (a
 // drained node, a taint, the pod garbage collector) have other reasons.
 func Preempted(p *corev1.Pod) bool {
+	ok, _ := preemption(p)
+	return ok
+}
+
+// preemption is Preempted with the condition's message, which names the
+// preemptor when fluence's preemption wrote it.
+func preemption(p *corev1.Pod) (bool, string) {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.DisruptionTarget {
-			return c.Status == corev1.ConditionTrue && c.Reason == corev1.PodReasonPreemptionByScheduler
+			if c.Status == corev1.ConditionTrue && c.Reason == corev1.PodReasonPreemptionByScheduler {
+				return true, c.Message
+			}
+			return false, ""
 		}
 	}
-	return false
+	return false, ""
 }
 
 // CorePod translates a pod for the gang core. owned says whether this
@@ -70,7 +80,7 @@ func (o GraphOptions) CorePod(p *corev1.Pod, owned bool) gang.Pod {
 	// onto the pod; a pod that says Never keeps its group from preempting
 	// (unless a PodGroup says otherwise).
 	out.PreemptNever = p.Spec.PreemptionPolicy != nil && *p.Spec.PreemptionPolicy == corev1.PreemptNever
-	out.Preempted = Preempted(p)
+	out.Preempted, out.PreemptedNote = preemption(p)
 	out.Succeeded = p.Status.Phase == corev1.PodSucceeded
 	out.Allocation = p.Annotations[AllocationKey]
 	if p.Status.Phase == corev1.PodFailed {

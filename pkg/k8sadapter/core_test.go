@@ -86,7 +86,7 @@ func TestCorePodPreempted(t *testing.T) {
 		want  bool
 	}{
 		{"none", nil, "n1", true, false},
-		{"preempted", &corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: corev1.PodReasonPreemptionByScheduler}, "n1", true, true},
+		{"preempted", &corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: corev1.PodReasonPreemptionByScheduler, Message: "preempted by pod group ns/h (priority 9)"}, "n1", true, true},
 		{"preempted, another scheduler's pod", &corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: corev1.PodReasonPreemptionByScheduler}, "n1", false, true},
 		{"preempted, unbound", &corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: corev1.PodReasonPreemptionByScheduler}, "", true, true},
 		{"terminated by the kubelet", &corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: corev1.PodReasonTerminationByKubelet}, "n1", true, false},
@@ -98,8 +98,19 @@ func TestCorePodPreempted(t *testing.T) {
 		if tc.cond != nil {
 			pod.Status.Conditions = append(pod.Status.Conditions, *tc.cond)
 		}
-		if got := (GraphOptions{}).CorePod(pod, tc.owned).Preempted; got != tc.want {
-			t.Errorf("%s: Preempted = %v, want %v", tc.name, got, tc.want)
+		cp := (GraphOptions{}).CorePod(pod, tc.owned)
+		if cp.Preempted != tc.want {
+			t.Errorf("%s: Preempted = %v, want %v", tc.name, cp.Preempted, tc.want)
+		}
+		// The condition's message goes with it: a restarted core reads the
+		// preemptor from it.
+		if want := ""; tc.want && tc.cond != nil {
+			want = tc.cond.Message
+			if cp.PreemptedNote != want {
+				t.Errorf("%s: PreemptedNote = %q, want %q", tc.name, cp.PreemptedNote, want)
+			}
+		} else if cp.PreemptedNote != "" {
+			t.Errorf("%s: PreemptedNote = %q for a pod not preempted", tc.name, cp.PreemptedNote)
 		}
 	}
 }

@@ -143,6 +143,10 @@ func (p *Plugin) coreNode(n *corev1.Node) gang.Node {
 // claim fluence cannot read or place makes the pod invalid, with why.
 func (p *Plugin) corePod(pod *corev1.Pod, owned bool) gang.Pod {
 	cp := p.opts.CorePod(pod, owned)
+	if st := pod.Status.StartTime; st != nil && cp.NodeName != "" {
+		// How long it has run, for an allocation adopted after a restart.
+		cp.Ran = max(p.clock.Since(st.Time).Milliseconds()*ticksPerSecond/1000, 0)
+	}
 	if p.dra == nil {
 		return cp
 	}
