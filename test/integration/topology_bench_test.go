@@ -441,19 +441,20 @@ func tpbOnce(b *testing.B, w *tpbWorkload, sched string, timeout time.Duration) 
 }
 
 // tpbCheckStockPlugins fails unless the stock profile, as kube-scheduler
-// defaults it with the gates on, has the in-tree workload plugins.
-func tpbCheckStockPlugins(b *testing.B, config string) {
+// defaults it with the gates on, has the in-tree workload plugins, and the
+// further plugins named.
+func tpbCheckStockPlugins(tb testing.TB, config string, more ...string) {
 	cfg, err := decodeSchedulerConfig(config)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	have := map[string]bool{}
 	for _, p := range cfg.Profiles[0].Plugins.MultiPoint.Enabled {
 		have[p.Name] = true
 	}
-	for _, want := range []string{"GangScheduling", "TopologyPlacementGenerator", "PodGroupPodsCount"} {
+	for _, want := range append([]string{"GangScheduling", "TopologyPlacementGenerator", "PodGroupPodsCount"}, more...) {
 		if !have[want] {
-			b.Fatalf("the stock profile lacks %s with gates %v: kube-scheduler adds it to its default plugins only when its gate is on", want, tpbGates)
+			tb.Fatalf("the stock profile lacks %s with gates %v: kube-scheduler adds it to its default plugins only when its gate is on", want, tpbGates)
 		}
 	}
 }
@@ -469,7 +470,7 @@ type tpbWatch struct {
 	notify  chan struct{}
 }
 
-func tpbStartWatch(b *testing.B, c *cluster) *tpbWatch {
+func tpbStartWatch(b testing.TB, c *cluster) *tpbWatch {
 	w := &tpbWatch{boundAt: map[string]time.Time{}, nodeOf: map[string]string{}, falseAt: map[string]time.Time{}, notify: make(chan struct{}, 1)}
 	f := informers.NewSharedInformerFactoryWithOptions(c.newClient("tpb-watch"), 0, informers.WithNamespace(c.NS))
 	w.pods = f.Core().V1().Pods().Informer()
@@ -624,7 +625,13 @@ func (r *tpbRun) podGroup(g tpbGroup) *schedulingv1beta1.PodGroup {
 // a controller does: each scheduler then meets a group whose pods arrive
 // over some milliseconds.
 func (r *tpbRun) create(g tpbGroup) (time.Time, *schedulingv1beta1.PodGroup) {
-	pods := r.pods(g)
+	return tpbCreateGang(r.b, r.c, r.client, r.pods(g), r.podGroup(g), r.podGroupFirst, r.note)
+}
+
+// tpbCreateGang creates a gang's pods and its PodGroup, as create says,
+// and returns when the PodGroup was created, and the PodGroup.
+func tpbCreateGang(tb testing.TB, c *cluster, client kubernetes.Interface, pods []*corev1.Pod, want *schedulingv1beta1.PodGroup,
+	podGroupFirst bool, note func(format string, args ...any)) (time.Time, *schedulingv1beta1.PodGroup) {
 	held := func() float64 { v, _ := testutil.GetGaugeMetricValue(schedmetrics.IncompletePodGroupPods()); return v }
 	base := held()
 	var t0 time.Time
@@ -632,29 +639,29 @@ func (r *tpbRun) create(g tpbGroup) (time.Time, *schedulingv1beta1.PodGroup) {
 	createPodGroup := func() {
 		t0 = time.Now()
 		var err error
-		if pg, err = r.client.SchedulingV1beta1().PodGroups(r.c.NS).Create(r.c.Ctx, r.podGroup(g), metav1.CreateOptions{}); err != nil {
-			r.b.Fatalf("creating PodGroup %s: %v", g.name, err)
+		if pg, err = client.SchedulingV1beta1().PodGroups(c.NS).Create(c.Ctx, want, metav1.CreateOptions{}); err != nil {
+			tb.Fatalf("creating PodGroup %s: %v", want.Name, err)
 		}
 	}
-	if r.podGroupFirst {
+	if podGroupFirst {
 		createPodGroup()
 	}
 	var dropped atomic.Bool
 	parallel(16, len(pods), func(i int) {
-		got, err := r.client.CoreV1().Pods(r.c.NS).Create(r.c.Ctx, pods[i], metav1.CreateOptions{})
+		got, err := client.CoreV1().Pods(c.NS).Create(c.Ctx, pods[i], metav1.CreateOptions{})
 		if err != nil {
-			r.b.Errorf("creating %s: %v", pods[i].Name, err)
+			tb.Errorf("creating %s: %v", pods[i].Name, err)
 		} else if got.Spec.SchedulingGroup == nil {
 			dropped.Store(true)
 		}
 	})
 	if dropped.Load() {
-		r.b.Fatalf("the API server dropped spec.schedulingGroup of %s's pods: GenericWorkload is off", g.name)
+		tb.Fatalf("the API server dropped spec.schedulingGroup of %s's pods: GenericWorkload is off", want.Name)
 	}
-	if !r.podGroupFirst {
-		for start := time.Now(); held()-base < float64(g.size); time.Sleep(time.Millisecond) {
+	if !podGroupFirst {
+		for start := time.Now(); held()-base < float64(len(pods)); time.Sleep(time.Millisecond) {
 			if time.Since(start) > 30*time.Second {
-				r.note("%s: the scheduler held %.0f of its %d pods after 30 s; PodGroup created anyway", g.name, held()-base, g.size)
+				note("%s: the scheduler held %.0f of its %d pods after 30 s; PodGroup created anyway", want.Name, held()-base, len(pods))
 				break
 			}
 		}
