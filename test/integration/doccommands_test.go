@@ -75,6 +75,9 @@ var docExemptions = map[string]string{
 	"kind load image-archive _output/image/fluence.tar":                 "needs a kind cluster (a container runtime)",
 	"docker load -i _output/image/fluence-linux-amd64.docker.tar":       "needs a Docker daemon",
 
+	"kubectl create clusterrolebinding alice-fluence-inspect --clusterrole fluence-inspect --user alice":                 "binds a user of the reader's cluster; TestInspect binds service accounts to the same ClusterRole and Role and reads through both routes",
+	"kubectl -n fluence-system create rolebinding alice-fluence-inspect-proxy --role fluence-inspect-proxy --user alice": "as the binding above",
+	"kubectl -n fluence-system rollout status deploy/fluence":                                                            "needs kubelets for fluence's own pods; TestOneSchedulerProcedure waits for every rollout of the procedure the same way",
 	// docs/scheduler.md
 	"helm install fluence deploy/helm/fluence --namespace fluence-system --create-namespace --set image.repository=registry.example.com/fluence --set plugin.queuePolicy=easy": "pulls an image from a registry that does not exist; TestInstallDocs installs the same chart as install.md says",
 	"kubectl -n fluence-system port-forward deploy/fluence 10259 &":                                      "port-forward needs a kubelet; fluence up's nodes are simulated",

@@ -108,6 +108,13 @@ func TestInstallDocs(t *testing.T) {
 				if !strings.Contains(cfg, "schedulerName: default-scheduler") || !strings.Contains(cfg, "queuePolicy: hybrid") {
 					t.Errorf("after %q the configuration lacks the default-scheduler profile or lost the earlier value (--reuse-values):\n%s", line, cfg)
 				}
+				if d, err := c.Client.AppsV1().Deployments(releaseNamespace).Get(c.Ctx, releaseName, metav1.GetOptions{}); err != nil || *d.Spec.Replicas < 2 {
+					t.Errorf("after %q the Deployment has fewer than 2 replicas (%v)", line, err)
+				}
+			case strings.Contains(line, "oneScheduler=false"):
+				if strings.Contains(cfg, "schedulerName: default-scheduler") || !strings.Contains(cfg, "queuePolicy: hybrid") {
+					t.Errorf("after %q the configuration still has the default-scheduler profile or lost the earlier value (--reuse-values):\n%s", line, cfg)
+				}
 			default:
 				t.Errorf("the test does not know what %q should change", line)
 			}
