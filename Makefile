@@ -100,6 +100,16 @@ bench-topology:
 bench-topology-5k:
 	FLUENCE_BENCH_NODES=5000 FLUENCE_BENCH_GROUPS=$(or $(FLUENCE_BENCH_GROUPS),150) $(GO) test ./test/integration -run '^$$' -bench BenchmarkTopologyPlacement -benchtime 1x -timeout 120m
 
+# GPU gangs through DRA on a rack-scale cluster (16 NVLink domains x 18 nodes x 4 GPUs
+# in ResourceSlices), one trace of 80 domain-bound gangs under kube-scheduler 1.37's
+# workload scheduling with DynamicResources and under fluence, each on a fresh cluster
+# (about 10 minutes on 2 cores): makespan, stranded GPUs, gangs whole and inside one
+# domain, claims allocated, DynamicResources refusals (test/integration/dra_bench_test.go,
+# which lists the FLUENCE_BENCH_* settings; docs/dra.md has a measured run).
+.PHONY: bench-dra
+bench-dra:
+	$(GO) test ./test/integration -run '^$$' -bench BenchmarkDRARackScale -benchtime 1x -timeout 60m
+
 # Kubernetes' own scheduler benchmark harness (scheduler_perf, k8s.io/kubernetes
 # v1.37.2) with fluence registered as an out-of-tree plugin: upstream's
 # gang-scheduling workloads, read from the module cache, run three ways in one

@@ -56,8 +56,12 @@ import (
 // A gang is a scheduling.k8s.io/v1beta1 PodGroup with the gang policy
 // (minCount = its size) and schedulingConstraints.topology
 // [{key: example.com/nvlink-domain}], named by its pods'
-// spec.schedulingGroup; its pods are created first, its PodGroup once the
-// scheduler holds them all (as BenchmarkTopologyPlacement does). Every
+// spec.schedulingGroup; the PodGroup is created first, then its pods, as a
+// controller does. (BenchmarkTopologyPlacement's order, the pods first and
+// the PodGroup once the scheduler holds them all, cannot work here:
+// kube-controller-manager's ResourceClaim controller makes no claim for a
+// pod whose PodGroup it has not seen, and kube-scheduler's DynamicResources
+// keeps a pod whose claim does not exist out of the queue.) Every
 // gang fits an empty domain. A gang runs once all its pods are bound; it is
 // deleted (pods, PodGroup; the claims follow) its run time after that.
 //
@@ -105,9 +109,8 @@ import (
 // FLUENCE_BENCH_SEED (1), FLUENCE_BENCH_SCHEDULERS (stock,fluence),
 // FLUENCE_BENCH_STALL, FLUENCE_BENCH_LIMIT and FLUENCE_BENCH_VERBOSE (every
 // gang's outcome printed). As for BenchmarkTopologyPlacement, run it alone
-// (kube-scheduler registers its pod-group metrics once per process, and
-// the wait for a gang's pods to be held reads one of them); the table goes
-// to stdout.
+// (kube-scheduler registers its pod-group metrics, which give the
+// pod-group cycles, once per process); the table goes to stdout.
 func BenchmarkDRARackScale(b *testing.B) {
 	s := drbSpec{
 		domains:     envInt("FLUENCE_BENCH_DOMAINS", 16),
@@ -144,7 +147,7 @@ func BenchmarkDRARackScale(b *testing.B) {
 			var r drbResult
 			for range b.N {
 				b.StopTimer()
-				r = drbOnce(b, s, trace, sched, false)
+				r = drbOnce(b, s, trace, sched)
 			}
 			r.report(b)
 			if sched == "fluence" {
@@ -169,11 +172,7 @@ func TestDRARackGangs(t *testing.T) {
 	s := drbSpec{domains: 2, domainNodes: 4, gpus: 4, gangs: 8, seed: 3, gap: 300 * time.Millisecond,
 		minRun: 2 * time.Second, maxRun: 4 * time.Second, stall: 30 * time.Second, limit: 90 * time.Second}
 	trace := drbMakeTrace(s)
-	// The PodGroup comes first, then its pods, as a controller creates them:
-	// the wait for the scheduler to hold the pods reads a kube-scheduler
-	// metric registered once per process, with the gates of the first
-	// scheduler the suite started.
-	r := drbOnce(t, s, trace, "fluence", true)
+	r := drbOnce(t, s, trace, "fluence")
 	for _, n := range r.notes {
 		t.Log(n)
 	}
@@ -330,7 +329,6 @@ type drbRun struct {
 	watch     *tpbWatch
 	claims    cache.SharedIndexInformer
 	schedName string
-	first     bool // PodGroup first
 	domainOf  map[string]int
 	st        []drbState
 	removing  sync.WaitGroup
@@ -341,7 +339,7 @@ type drbRun struct {
 }
 
 // drbOnce runs the trace under sched on a fresh cluster.
-func drbOnce(tb testing.TB, s drbSpec, trace []drbGang, sched string, podGroupFirst bool) drbResult {
+func drbOnce(tb testing.TB, s drbSpec, trace []drbGang, sched string) drbResult {
 	setup := time.Now()
 	c := startCluster(tb, localcluster.Options{FeatureGates: tpbGates, ClaimController: true, GarbageCollector: true})
 	nodes := s.domains * s.domainNodes
@@ -380,7 +378,7 @@ func drbOnce(tb testing.TB, s drbSpec, trace []drbGang, sched string, podGroupFi
 		tpbCheckStockPlugins(tb, config, "DynamicResources")
 	}
 	run := &drbRun{tb: tb, c: c, s: s, trace: trace, client: c.newClient("drb-create"), watch: watch, claims: claims,
-		schedName: schedName, first: podGroupFirst, domainOf: domainOf, st: make([]drbState, len(trace)), over: map[string]bool{}, podNode: map[string]string{},
+		schedName: schedName, domainOf: domainOf, st: make([]drbState, len(trace)), over: map[string]bool{}, podNode: map[string]string{},
 		r: drbResult{sched: sched, gangs: len(trace), totalGPUs: nodes * s.gpus, bound: drbBound(s, trace), eventNotes: map[string]int{}}}
 	run.r.setupSecs = time.Since(setup).Seconds()
 	stop := c.startSchedulerWith(config, registry, schedulerOptions{})
@@ -493,7 +491,7 @@ func (r *drbRun) submit(i int) {
 			SchedulingConstraints: &schedulingv1beta1.PodGroupSchedulingConstraints{Topology: []schedulingv1beta1.TopologyConstraint{{Key: drbDomainKey}}},
 		},
 	}
-	t0, got := tpbCreateGang(r.tb, r.c, r.client, r.pods(g), pg, r.first, r.note)
+	t0, got := tpbCreateGang(r.tb, r.c, r.client, r.pods(g), pg, true, r.note)
 	if sc := got.Spec.SchedulingConstraints; sc == nil || len(sc.Topology) != 1 {
 		r.tb.Fatal("the API server dropped the PodGroup's schedulingConstraints.topology: TopologyAwareWorkloadScheduling is off")
 	}
