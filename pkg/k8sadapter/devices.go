@@ -267,6 +267,35 @@ func (x *DeviceIndex) Devices(node string) []gang.Device {
 	return out
 }
 
+// Releasing returns the devices the claim holds in the index that its
+// new state (deleted: gone) no longer holds, each with its node, as
+// driver/pool/device: what ClaimSet is about to free. Call it before
+// ClaimSet, from the same goroutine.
+func (x *DeviceIndex) Releasing(c *resourceapi.ResourceClaim, deleted bool) []ReleasedDevice {
+	keep := map[string]bool{}
+	if !deleted && c.Status.Allocation != nil {
+		for _, r := range c.Status.Allocation.Devices.Results {
+			keep[r.Driver+"/"+r.Pool+"/"+r.Device] = true
+		}
+	}
+	key := c.Namespace + "/" + c.Name
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	var out []ReleasedDevice
+	for _, id := range x.held[key] {
+		if !keep[id] && x.holder[id] == key {
+			if n := x.byID[id].node; n != "" {
+				out = append(out, ReleasedDevice{ID: id, Node: n, Claim: key})
+			}
+		}
+	}
+	return out
+}
+
+// ReleasedDevice is a device a claim gives back: its ID
+// (driver/pool/device), its node and the claim (namespace/name).
+type ReleasedDevice struct{ ID, Node, Claim string }
+
 // ClaimSet records what a claim's allocation holds (nothing when it is
 // not allocated, or deleted), and returns the nodes whose devices'
 // holders changed, sorted.

@@ -1,11 +1,15 @@
 package plugin
 
 import (
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+
+	"github.com/fluence-sched/fluence/pkg/k8sadapter"
 )
 
 // The core must never see room that kube-scheduler's cache does not: a
@@ -198,4 +202,125 @@ func (l *cacheLag) cached(snap fwk.SharedLister, node string) string {
 	clear(l.order[len(kept):])
 	l.order = kept
 	return who
+}
+
+// Claims. The same holds for devices: the plugin's informer of
+// ResourceClaims and kube-scheduler's DRA manager (an assume cache over
+// the same informer, with a handler of its own) may see a claim's
+// devices released an instant apart, and the DynamicResources filter
+// refuses a pod whose devices it still counts allocated. So the devices a
+// claim gave back are remembered (claimLag) until the DRA manager no
+// longer counts them; while it counts one on the node chosen for a pod
+// with device requests, the pod waits, and the claim's event, which
+// kube-scheduler sends on after its DRA manager has it, requeues the pod.
+
+// claimLag remembers the devices claims gave back, by ID
+// (driver/pool/device).
+type claimLag struct {
+	mu    sync.Mutex
+	gone  map[string]releasedBy
+	order []string
+	// waiting: pods that wait for the DRA manager, for the claim event's
+	// queueing hint.
+	waiting map[types.UID]bool
+}
+
+// releasedBy is the claim that gave a device back, and the device's node.
+type releasedBy struct {
+	node, namespace, name string
+	uid                   types.UID
+}
+
+func (l *claimLag) note(uid types.UID, released []k8sadapter.ReleasedDevice) {
+	if len(released) == 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.gone == nil {
+		l.gone = map[string]releasedBy{}
+	}
+	for _, d := range released {
+		if _, ok := l.gone[d.ID]; !ok {
+			l.order = append(l.order, d.ID)
+		}
+		ns, name, _ := strings.Cut(d.Claim, "/")
+		l.gone[d.ID] = releasedBy{node: d.Node, namespace: ns, name: name, uid: uid}
+	}
+	for len(l.order) > maxLagged {
+		delete(l.gone, l.order[0])
+		l.order = l.order[1:]
+	}
+}
+
+// allocated returns a claim that gave back a device on node which the DRA
+// manager still has that claim hold, "" when none; it forgets the devices
+// the manager saw released. (Whether another claim holds the device
+// since is the engine's business, not a lag.)
+func (l *claimLag) allocated(m fwk.SharedDRAManager, node string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.gone) == 0 || m == nil || m.ResourceClaims() == nil {
+		return ""
+	}
+	who := ""
+	kept := l.order[:0]
+	for _, id := range l.order {
+		e := l.gone[id]
+		if !stillHolds(m.ResourceClaims(), e, id) {
+			delete(l.gone, id)
+			continue
+		}
+		kept = append(kept, id)
+		if name := e.namespace + "/" + e.name; e.node == node && (who == "" || name < who) {
+			who = name
+		}
+	}
+	clear(l.order[len(kept):])
+	l.order = kept
+	return who
+}
+
+// stillHolds reports whether the DRA manager's copy of the claim that
+// released device id still has it allocated.
+func stillHolds(t fwk.ResourceClaimTracker, e releasedBy, id string) bool {
+	c, err := t.Get(e.namespace, e.name)
+	if err != nil || c == nil || c.UID != e.uid || c.Status.Allocation == nil {
+		return false
+	}
+	for _, r := range c.Status.Allocation.Devices.Results {
+		if r.Driver+"/"+r.Pool+"/"+r.Device == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *claimLag) wait(uid types.UID, on bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !on {
+		delete(l.waiting, uid)
+		return
+	}
+	if l.waiting == nil {
+		l.waiting = map[types.UID]bool{}
+	}
+	l.waiting[uid] = true
+}
+
+func (l *claimLag) waits(uid types.UID) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.waiting[uid]
+}
+
+// claimEventHint requeues a pod that waits for the DRA manager to see a
+// claim's devices released; the core wakes the others itself (a claim's
+// devices reach it as its nodes changing).
+func (p *Plugin) claimEventHint(_ klog.Logger, waiting *corev1.Pod, _, _ any) (fwk.QueueingHint, error) {
+	if p.claims.waits(waiting.UID) {
+		return fwk.Queue, nil
+	}
+	return fwk.QueueSkip, nil
 }

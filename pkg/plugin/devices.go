@@ -109,6 +109,7 @@ func (p *Plugin) feedNodes(names []string) {
 // allocation took or gave back, then again the pods the claim is
 // reserved for and the pod it was made for from a template.
 func (p *Plugin) claimChanged(c *resourceapi.ResourceClaim, deleted bool) {
+	p.claims.note(c.UID, p.dra.index.Releasing(c, deleted)) // before the core can reuse them (cacheorder.go)
 	p.feedNodes(p.dra.index.ClaimSet(c, deleted))
 	var names []string
 	for _, r := range c.Status.ReservedFor {

@@ -83,8 +83,9 @@ type Plugin struct {
 	dra *draState
 	// ends and lag keep the core's view of pods behind kube-scheduler's
 	// cache (cacheorder.go).
-	ends endGate
-	lag  cacheLag
+	ends   endGate
+	lag    cacheLag
+	claims claimLag
 
 	// mu serialises the core, which is not safe for concurrent use.
 	mu   sync.Mutex
@@ -216,6 +217,7 @@ func newFromArgs(ctx context.Context, obj runtime.Object, h fwk.Handle, lead *Le
 				p.retry.remove(pod.UID)
 				p.hints.remove(pod.UID)
 				p.waits.forget(pod.UID)
+				p.claims.wait(pod.UID, false)
 				p.lag.note(pod)
 				if p.fromOwnInformer(pod) {
 					p.settleOwn(pod)
@@ -599,6 +601,14 @@ func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *corev
 		p.metrics.cacheWait()
 		return nil, fwk.NewStatus(fwk.Unschedulable, "fluence: waiting for the scheduler's cache to let go of ended pod "+who+" on node "+v.Node+"; pod group "+id.Key+" keeps its placement")
 	}
+	if len(cp.Devices) > 0 {
+		if who := p.claims.allocated(p.h.SharedDRAManager(), v.Node); who != "" {
+			p.claims.wait(pod.UID, true)
+			p.metrics.cacheWait()
+			return nil, fwk.NewStatus(fwk.Unschedulable, "fluence: waiting for the scheduler's DRA manager to see the devices of claim "+who+" on node "+v.Node+" released; pod group "+id.Key+" keeps its placement")
+		}
+		p.claims.wait(pod.UID, false)
+	}
 	state.Write(stateKey, &pinned{node: v.Node})
 	return &fwk.PreFilterResult{NodeNames: sets.New(v.Node)}, nil
 }
@@ -751,5 +761,6 @@ func (p *Plugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, 
 	return []fwk.ClusterEventWithHint{
 		{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.Add | fwk.Delete | fwk.UpdatePodLabel}, QueueingHintFn: p.podEventHint},
 		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.Delete | fwk.UpdateNodeAllocatable | fwk.UpdateNodeLabel | fwk.UpdateNodeTaint | fwk.UpdateNodeCondition}},
+		{Event: fwk.ClusterEvent{Resource: fwk.ResourceClaim, ActionType: fwk.Update | fwk.Delete}, QueueingHintFn: p.claimEventHint},
 	}, nil
 }
