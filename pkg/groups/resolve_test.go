@@ -269,6 +269,16 @@ func TestResolve(t *testing.T) {
 			want: want("g1", 4, gang.SourceLabel),
 		},
 		{
+			name: "kueue plain-pod group: label and total-count annotation",
+			pod:  testPod("p", podLabels("kueue.x-k8s.io/pod-group-name", "solver-7", "kueue.x-k8s.io/queue-name", "q"), podAnnotations("kueue.x-k8s.io/pod-group-total-count", "4")),
+			want: want("solver-7", 4, gang.SourceLabel),
+		},
+		{
+			name:   "kueue plain-pod group without its count",
+			pod:    testPod("p", podLabels("kueue.x-k8s.io/pod-group-name", "solver-7")),
+			errHas: []string{"kueue.x-k8s.io/pod-group-name names a Kueue pod group without the annotation kueue.x-k8s.io/pod-group-total-count"},
+		},
+		{
 			name: "older group label with size in annotation",
 			pod:  testPod("p", podLabels(oldKey, "g2"), podAnnotations(sizeKey, "3")),
 			want: want("g2", 3, gang.SourceLabel),

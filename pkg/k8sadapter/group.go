@@ -22,6 +22,10 @@ const (
 	// annotation, the first as Volcano itself reads it.
 	VolcanoGroupKey    = "scheduling.k8s.io/group-name"
 	VolcanoGroupAltKey = "scheduling.volcano.sh/group-name"
+	// Kueue's plain-pod groups: the label names the group, the annotation
+	// its total count, as Kueue itself reads them.
+	KueueGroupKey = "kueue.x-k8s.io/pod-group-name"
+	KueueCountKey = "kueue.x-k8s.io/pod-group-total-count"
 )
 
 // Group sources: which spelling ParseGroup found.
@@ -30,6 +34,7 @@ const (
 	SourceGroup          = "fluence-group"   // group (+ group-size)
 	SourceSchedulingSize = "scheduling+size" // scheduling.x-k8s.io/pod-group + fluence.group-size
 	SourcePodGroupObject = "podgroup"        // scheduling.x-k8s.io/pod-group alone: size is the PodGroup's minMember
+	SourceKueue          = "kueue"           // kueue.x-k8s.io/pod-group-name + pod-group-total-count
 )
 
 // MaxGroupSize bounds a declared group size.
@@ -54,6 +59,8 @@ type Group struct {
 //  2. fluence.flux-framework.org/group [+ fluence.flux-framework.org/group-size]
 //  3. scheduling.x-k8s.io/pod-group + fluence.group-size
 //  4. scheduling.x-k8s.io/pod-group alone (Size 0, Source "podgroup")
+//  5. kueue.x-k8s.io/pod-group-name + kueue.x-k8s.io/pod-group-total-count
+//     (Kueue's plain-pod groups; the count is required, as Kueue requires it)
 //
 // found is false when the object names no group. A size that is not an
 // integer in 1..MaxGroupSize, or a name that is not a valid label value, is
@@ -65,6 +72,7 @@ func ParseGroup(obj metav1.Object) (Group, bool, error) {
 		{GroupKey, GroupSizeKey, SourceGroup},
 		{SchedulingGroupKey, LegacySizeKey, SourceSchedulingSize},
 		{SchedulingGroupKey, "", SourcePodGroupObject},
+		{KueueGroupKey, KueueCountKey, SourceKueue},
 	} {
 		name, nameWhere, ok := lookup(obj, s.name)
 		if !ok {
@@ -75,6 +83,9 @@ func ParseGroup(obj metav1.Object) (Group, bool, error) {
 			sizeVal, sizeWhere, hasSize = lookup(obj, s.size)
 			if !hasSize && s.source == SourceSchedulingSize {
 				continue // spelling 4 applies
+			}
+			if !hasSize && s.source == SourceKueue {
+				return Group{}, true, fmt.Errorf("%s: %s %s names a Kueue pod group without the annotation %s (its total count)", describe(obj), nameWhere, s.name, KueueCountKey)
 			}
 		}
 		if errs := validation.IsValidLabelValue(name); name == "" || len(errs) > 0 {

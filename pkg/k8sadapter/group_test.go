@@ -39,6 +39,11 @@ func TestParseGroup(t *testing.T) {
 		{"scheduling pod-group alone: PodGroup minMember", makePod("p").label(SchedulingGroupKey, "mpi").obj(),
 			Group{Name: "mpi", Source: SourcePodGroupObject}, true},
 		{"group-size alone names no group", makePod("p").label(GroupSizeKey, "3").obj(), Group{}, false},
+		{"kueue plain-pod group", makePod("p").label(KueueGroupKey, "solver-7").annotate(KueueCountKey, "4").label("kueue.x-k8s.io/queue-name", "user-queue").obj(),
+			Group{Name: "solver-7", Size: 4, Source: SourceKueue}, true},
+		{"fluence spelling wins over kueue", makePod("p").label(KueueGroupKey, "k").annotate(KueueCountKey, "4").label(PodGroupKey, "f").label(GroupSizeKey, "2").obj(),
+			Group{Name: "f", Size: 2, Source: SourcePodGroup}, true},
+		{"kueue count alone names no group", makePod("p").annotate(KueueCountKey, "4").obj(), Group{}, false},
 		{"on a job", &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j", Labels: map[string]string{PodGroupKey: "j", GroupSizeKey: "100000"}}},
 			Group{Name: "j", Size: 100000, Source: SourcePodGroup}, true},
 	}
@@ -83,6 +88,10 @@ func TestParseGroupErrors(t *testing.T) {
 			`pod default/p: annotation fluence.flux-framework.org/pod-group: "not a label!" is not a valid group name`},
 		{"empty group name", makePod("p").label(PodGroupKey, "").obj(),
 			`pod default/p: label fluence.flux-framework.org/pod-group: "" is not a valid group name: must not be empty`},
+		{"kueue without its count", makePod("s-0").label(KueueGroupKey, "solver").obj(),
+			`pod default/s-0: label kueue.x-k8s.io/pod-group-name names a Kueue pod group without the annotation kueue.x-k8s.io/pod-group-total-count`},
+		{"kueue count malformed", makePod("s-0").label(KueueGroupKey, "solver").annotate(KueueCountKey, "four").obj(),
+			`pod default/s-0: annotation kueue.x-k8s.io/pod-group-total-count: "four" is not a positive integer`},
 		{"statefulset", &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "s", Labels: map[string]string{PodGroupKey: "s", GroupSizeKey: "0"}}},
 			`statefulset ns/s: label fluence.flux-framework.org/group-size: "0"`},
 	}
