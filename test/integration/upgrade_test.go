@@ -41,6 +41,12 @@ func TestUpgradeAndRollback(t *testing.T) {
 	if v := os.Getenv("FLUENCE_UPGRADE_FROM"); v != "" {
 		from = v
 	}
+	have := exec.Command("git", "cat-file", "-e", from+"^{commit}")
+	have.Dir = "../.."
+	if err := have.Run(); err != nil {
+		// A shallow clone, or a source tree without its history.
+		t.Skipf("revision %s is not in this repository's history (%v): fetch it, or name another with FLUENCE_UPGRADE_FROM", from, err)
+	}
 	oldBin := buildFluenceAt(t, from)
 	newBin := buildFluence(t)
 
