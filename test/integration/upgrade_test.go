@@ -11,8 +11,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/fluence-sched/fluence/pkg/localcluster"
 )
@@ -40,12 +44,6 @@ func TestUpgradeAndRollback(t *testing.T) {
 	from := upgradeFrom
 	if v := os.Getenv("FLUENCE_UPGRADE_FROM"); v != "" {
 		from = v
-	}
-	have := exec.Command("git", "cat-file", "-e", from+"^{commit}")
-	have.Dir = "../.."
-	if err := have.Run(); err != nil {
-		// A shallow clone, or a source tree without its history.
-		t.Skipf("revision %s is not in this repository's history (%v): fetch it, or name another with FLUENCE_UPGRADE_FROM", from, err)
 	}
 	oldBin := buildFluenceAt(t, from)
 	newBin := buildFluence(t)
@@ -147,19 +145,7 @@ func groupPodsNamed(group string, n int) []*corev1.Pod {
 // repository's history, into a temporary directory.
 func buildFluenceAt(t *testing.T, rev string) string {
 	t.Helper()
-	src := t.TempDir()
-	archive := exec.Command("git", "archive", "--format=tar", rev)
-	archive.Dir = "../.."
-	var tarball, stderr bytes.Buffer
-	archive.Stdout, archive.Stderr = &tarball, &stderr
-	if err := archive.Run(); err != nil {
-		t.Fatalf("git archive %s (the revision the upgrade starts from; FLUENCE_UPGRADE_FROM names another): %v\n%s", rev, err, stderr.String())
-	}
-	untar := exec.Command("tar", "-x", "-C", src)
-	untar.Stdin = &tarball
-	if out, err := untar.CombinedOutput(); err != nil {
-		t.Fatalf("unpacking %s: %v\n%s", rev, err, out)
-	}
+	src := sourceAt(t, rev)
 	bin := filepath.Join(t.TempDir(), "fluence-"+rev)
 	build := exec.Command("go", "build", "-o", bin, "./cmd/fluence")
 	build.Dir = src
@@ -167,4 +153,114 @@ func buildFluenceAt(t *testing.T, rev string) string {
 		t.Fatalf("building fluence at %s: %v\n%s", rev, err, out)
 	}
 	return bin
+}
+
+// TestChartUpgradeAndRollback installs the previous version's chart (from
+// the repository's history, as TestUpgradeAndRollback builds its binary),
+// upgrades to this chart and rolls back, with real helm on a real API
+// server: each step applies (no immutable field changed, no object left
+// over that the other version does not render), and after each the
+// release's objects are the ones that version renders.
+func TestChartUpgradeAndRollback(t *testing.T) {
+	from := upgradeFrom
+	if v := os.Getenv("FLUENCE_UPGRADE_FROM"); v != "" {
+		from = v
+	}
+	src := sourceAt(t, from)
+	helm := helmBinary(t)
+	c := newFullCluster(t)
+	kubeconfig := c.kubeconfigFile()
+	home := t.TempDir()
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(helm, append(args, "--kubeconfig", kubeconfig)...)
+		cmd.Env = append(os.Environ(), "HELM_CONFIG_HOME="+filepath.Join(home, "config"),
+			"HELM_CACHE_HOME="+filepath.Join(home, "cache"), "HELM_DATA_HOME="+filepath.Join(home, "data"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	// The objects a chart renders, as kind/name, and its ConfigMap's text.
+	rendered := func(chart string) (map[string]bool, string) {
+		t.Helper()
+		out, err := runHelm(helm, "template", releaseName, chart, "--namespace", releaseNamespace)
+		if err != nil {
+			t.Fatalf("helm template %s: %v\n%s", chart, err, out)
+		}
+		names, cfg := map[string]bool{}, ""
+		for _, o := range decodeManifest(t, out) {
+			names[o.GetKind()+"/"+o.GetName()] = true
+			if o.GetKind() == "ConfigMap" && o.GetName() == releaseName+"-config" {
+				cfg, _, _ = unstructured.NestedString(o.Object, "data", "config.yaml")
+			}
+		}
+		return names, cfg
+	}
+	check := func(step, chart string) {
+		t.Helper()
+		names, want := rendered(chart)
+		cm, err := c.Client.CoreV1().ConfigMaps(releaseNamespace).Get(c.Ctx, releaseName+"-config", metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("after %s: the ConfigMap: %v", step, err)
+		}
+		if got := cm.Data["config.yaml"]; got != want {
+			t.Errorf("after %s: the scheduler's configuration is not the one its chart renders", step)
+		}
+		d, err := c.Client.AppsV1().Deployments(releaseNamespace).Get(c.Ctx, releaseName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("after %s: the Deployment: %v", step, err)
+		}
+		if !names["Deployment/"+d.Name] {
+			t.Errorf("after %s: Deployment %s is not one its chart renders", step, d.Name)
+		}
+		// An object of the other version's left behind.
+		apiSvc := c.apiServiceExists("v1alpha1.inspect.fluence.flux-framework.org")
+		if apiSvc != names["APIService/v1alpha1.inspect.fluence.flux-framework.org"] {
+			t.Errorf("after %s: the APIService exists: %v, rendered: %v", step, apiSvc, !apiSvc)
+		}
+	}
+	previous := filepath.Join(src, "deploy", "helm", "fluence")
+	run("install", releaseName, previous, "--namespace", releaseNamespace, "--create-namespace")
+	check("installing "+from+"'s chart", previous)
+	run("upgrade", releaseName, chartDir, "--namespace", releaseNamespace)
+	check("upgrading to this chart", chartDir)
+	run("rollback", releaseName, "1", "--namespace", releaseNamespace)
+	check("rolling back to "+from+"'s chart", previous)
+}
+
+// sourceAt unpacks the repository as it was at rev into a temporary
+// directory; the test is skipped where rev is not in the history (a
+// shallow clone).
+func sourceAt(t *testing.T, rev string) string {
+	t.Helper()
+	have := exec.Command("git", "cat-file", "-e", rev+"^{commit}")
+	have.Dir = "../.."
+	if err := have.Run(); err != nil {
+		t.Skipf("revision %s is not in this repository's history (%v): fetch it, or name another with FLUENCE_UPGRADE_FROM", rev, err)
+	}
+	src := t.TempDir()
+	archive := exec.Command("git", "archive", "--format=tar", rev)
+	archive.Dir = "../.."
+	var tarball, stderr bytes.Buffer
+	archive.Stdout, archive.Stderr = &tarball, &stderr
+	if err := archive.Run(); err != nil {
+		t.Fatalf("git archive %s: %v\n%s", rev, err, stderr.String())
+	}
+	untar := exec.Command("tar", "-x", "-C", src)
+	untar.Stdin = &tarball
+	if out, err := untar.CombinedOutput(); err != nil {
+		t.Fatalf("unpacking %s: %v\n%s", rev, err, out)
+	}
+	return src
+}
+
+// apiServiceExists reports whether the API server has the APIService.
+func (c *cluster) apiServiceExists(name string) bool {
+	c.t.Helper()
+	gvr := schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
+	_, err := dynamic.NewForConfigOrDie(c.Config).Resource(gvr).Get(c.Ctx, name, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		c.t.Fatalf("APIService %s: %v", name, err)
+	}
+	return err == nil
 }
