@@ -605,3 +605,39 @@ func TestServiceProxyRoute(t *testing.T) {
 		t.Errorf("--route sideways: %v", err)
 	}
 }
+
+// Where a node publishes DRA devices, nodes shows how many of them claims'
+// allocations hold, of all; a cluster without devices has no such column.
+func TestNodesDevices(t *testing.T) {
+	core, err := gang.New(gang.Config{Queue: queue.Config{Policy: queue.Easy}, TicksPerSecond: 1000, RunID: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gpus []gang.Device
+	for i := range 4 {
+		d := gang.Device{ID: fmt.Sprintf("gpu.example.com/n1/gpu-%d", i)}
+		if i < 2 {
+			d.Holder = "team/train-0-gpus"
+		}
+		gpus = append(gpus, d)
+	}
+	core.NodeSet(gang.Node{Name: "n1", Allocatable: gang.Resources{MilliCPU: 4000, MemoryBytes: 8 << 30}, Devices: gpus}, 0)
+	core.NodeSet(gang.Node{Name: "n2", Allocatable: gang.Resources{MilliCPU: 4000, MemoryBytes: 8 << 30}}, 0)
+	snap := core.Snapshot(0)
+	srv, _ := apiServer(t, inspect.View{Profile: "fluence", Snapshot: &snap, Clock: inspect.Clock{TicksPerSecond: 1000}}, nil)
+	out, errOut, err := run(t, srv, "nodes")
+	if err != nil || errOut != "" {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	requireRow(t, out, "NAME", "STATUS", "CPU", "MEMORY", "GPU", "PODS", "DEVICES", "GROUPS")
+	requireRow(t, out, "n1", "Ready", "0/4", "0/8Gi", "0/0", "0/110", "2/4", "<none>")
+	requireRow(t, out, "n2", "Ready", "0/4", "0/8Gi", "0/0", "0/110", "0/0", "<none>")
+
+	out, _, err = run(t, func() *httptest.Server { s, _ := apiServer(t, view(t), nil); return s }(), "nodes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "DEVICES") {
+		t.Errorf("a cluster without devices shows a DEVICES column:\n%s", out)
+	}
+}

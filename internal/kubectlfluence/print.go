@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -167,7 +168,13 @@ func (o *options) nodes(ctx context.Context, c *client, _ string) error {
 		return nil
 	}
 	// -o wide shows each node's domain at every topology level.
-	cols := []column{{"Name", false}, {"Status", false}, {"CPU", false}, {"Memory", false}, {"GPU", false}, {"Pods", false}, {"Groups", false}}
+	cols := []column{{"Name", false}, {"Status", false}, {"CPU", false}, {"Memory", false}, {"GPU", false}, {"Pods", false}}
+	// DRA devices, allocated of all, where some node publishes them.
+	devices := slices.ContainsFunc(list.Items, func(n inspect.Node) bool { return n.Devices > 0 })
+	if devices {
+		cols = append(cols, column{"Devices", false})
+	}
+	cols = append(cols, column{"Groups", false})
 	for _, l := range levelColumns(list) {
 		cols = append(cols, column{l, true})
 	}
@@ -188,7 +195,11 @@ func (o *options) nodes(ctx context.Context, c *client, _ string) error {
 		a, t := n.Allocated, n.Allocatable
 		row := []any{n.Name, status,
 			cpu(a.CPUMillis) + "/" + cpu(t.CPUMillis), memory(a.MemoryBytes) + "/" + memory(t.MemoryBytes),
-			fmt.Sprintf("%d/%d", a.GPU, t.GPU), fmt.Sprintf("%d/%d", a.Pods, t.Pods), orNone(strings.Join(groups, ","))}
+			fmt.Sprintf("%d/%d", a.GPU, t.GPU), fmt.Sprintf("%d/%d", a.Pods, t.Pods)}
+		if devices {
+			row = append(row, fmt.Sprintf("%d/%d", n.DevicesAllocated, n.Devices))
+		}
+		row = append(row, orNone(strings.Join(groups, ",")))
 		for _, d := range nodeDomains(list, n) {
 			row = append(row, d)
 		}

@@ -158,6 +158,11 @@ type NodeStatus struct {
 	Allocated, Foreign Resources
 	// Groups lists fluence's groups with live pods here, by key.
 	Groups []NodeGroup
+	// Devices counts the node's DRA devices in the graph;
+	// DevicesAllocated those a claim's allocation holds, whoever's pod
+	// uses it (devices fluence placed a pod on count once its claims are
+	// allocated, when it binds).
+	Devices, DevicesAllocated int64
 }
 
 // NodeGroup is how many pods of a group hold a place on a node.
@@ -580,6 +585,12 @@ func (c *Core) nodeBase(n *Node, levels []level) NodeStatus {
 	}
 	ns.Foreign = c.foreignOn(n.Name)
 	ns.Allocated = ns.Foreign
+	ns.Devices = int64(len(n.Devices))
+	for _, d := range n.Devices {
+		if d.Holder != "" {
+			ns.DevicesAllocated++
+		}
+	}
 	return ns
 }
 

@@ -141,7 +141,8 @@ func (v View) Nodes() NodeList {
 	out := NodeList{TypeMeta: TypeMeta{APIVersion: APIVersion, Kind: KindNodeList}, Source: v.source(), Items: []Node{}, Levels: v.Snapshot.Levels}
 	for _, n := range v.Snapshot.Nodes {
 		node := Node{Name: n.Name, Zone: n.Zone, Rack: n.Rack, Domains: n.Domains, Down: n.Down, Overloaded: n.Overloaded,
-			Allocatable: resources(n.Allocatable), Allocated: resources(n.Allocated), Foreign: resources(n.Foreign)}
+			Allocatable: resources(n.Allocatable), Allocated: resources(n.Allocated), Foreign: resources(n.Foreign),
+			Devices: n.Devices, DevicesAllocated: n.DevicesAllocated}
 		for _, g := range n.Groups {
 			node.Groups = append(node.Groups, NodeGroup{Group: g.Group, Pods: g.Pods})
 		}

@@ -194,6 +194,11 @@ type Node struct {
 	Allocated   Resources   `json:"allocated"`
 	Foreign     Resources   `json:"foreign"`
 	Groups      []NodeGroup `json:"groups,omitempty"`
+	// Devices counts the node's DRA devices in the graph, and
+	// DevicesAllocated those a claim's allocation holds, whoever's pod
+	// uses it; both absent on a node without devices.
+	Devices          int64 `json:"devices,omitempty"`
+	DevicesAllocated int64 `json:"devicesAllocated,omitempty"`
 }
 
 // NodeGroup is how many pods of a group are on a node.
