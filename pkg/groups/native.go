@@ -38,10 +38,9 @@ type nativePolicy struct {
 	// TopologyKey is spec.schedulingConstraints.topology[0].key: the
 	// node label whose one value must hold the whole group.
 	TopologyKey string
-	// ResourceClaims counts spec.resourceClaims; Parent is
-	// spec.parentCompositePodGroupName. fluence places neither yet.
-	ResourceClaims int
-	Parent         string
+	// Parent is spec.parentCompositePodGroupName, which fluence does not
+	// place yet.
+	Parent string
 }
 
 // nativeVersion adapts one served version of scheduling.k8s.io PodGroups:
@@ -178,10 +177,10 @@ func (s *resolution) nativePodGroup(name string) (gang.GroupID, error) {
 // unsupported names what the PodGroup asks that fluence does not place
 // yet, or "".
 func (p nativePolicy) unsupported() string {
+	// Its resourceClaims are not here: the claims they make are placed
+	// through the pods whose own claims resolve to them, as claims the
+	// pods share (k8sadapter.SharedClaims).
 	var what []string
-	if p.ResourceClaims > 0 {
-		what = append(what, fmt.Sprintf("%d resource claims (spec.resourceClaims: DRA devices shared by the group)", p.ResourceClaims))
-	}
 	if p.Parent != "" {
 		what = append(what, "a parent CompositePodGroup "+p.Parent+" (spec.parentCompositePodGroupName)")
 	}

@@ -32,7 +32,6 @@ func policyV1beta1(u *unstructured.Unstructured) (nativePolicy, error) {
 		Priority:          s.Priority,
 		PriorityClassName: s.PriorityClassName,
 		DisruptionSingle:  s.DisruptionMode != nil && s.DisruptionMode.Single != nil,
-		ResourceClaims:    len(s.ResourceClaims),
 	}
 	if s.PreemptionPolicy != nil {
 		pol.PreemptionPolicy = string(*s.PreemptionPolicy)

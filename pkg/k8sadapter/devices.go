@@ -342,18 +342,55 @@ func (x *DeviceIndex) ClaimSet(c *resourceapi.ResourceClaim, deleted bool) []str
 // one kube-scheduler made for its extended resources. A claim the pod
 // names may be shared; its devices are counted once, by the claim
 // (gang.Device.Holder), not by any pod.
-func PodClaimKeys(pod *corev1.Pod) []string {
+func PodClaimKeys(pod *corev1.Pod, src ClaimSource) []string {
 	var out []string
 	for _, st := range pod.Status.ResourceClaimStatuses {
-		if st.ResourceClaimName != nil {
-			out = append(out, pod.Namespace+"/"+*st.ResourceClaimName)
+		if st.ResourceClaimName == nil {
+			continue
 		}
+		if c, ok := src.Claim(pod.Namespace, *st.ResourceClaimName); ok && groupOwned(c) {
+			continue // the group's, shared by its pods: counted by its holder
+		}
+		out = append(out, pod.Namespace+"/"+*st.ResourceClaimName)
 	}
 	if st := pod.Status.ExtendedResourceClaimStatus; st != nil && st.ResourceClaimName != "" {
 		out = append(out, pod.Namespace+"/"+st.ResourceClaimName)
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// groupOwned reports whether a claim was made for a Kubernetes PodGroup
+// (its spec.resourceClaims, DRAWorkloadResourceClaims): every pod of the
+// group whose own claim matches uses it, as a claim they all name.
+func groupOwned(c *resourceapi.ResourceClaim) bool {
+	for _, o := range c.OwnerReferences {
+		if o.Kind == "PodGroup" && strings.HasPrefix(o.APIVersion, "scheduling.k8s.io/") {
+			return true
+		}
+	}
+	return false
+}
+
+// sharedClaims are the claims a pod shares with others: those it names,
+// and those its PodGroup made that its own claims resolved to.
+func sharedClaims(pod *corev1.Pod, src ClaimSource) (names []string) {
+	for _, pc := range pod.Spec.ResourceClaims {
+		switch {
+		case pc.ResourceClaimName != nil:
+			names = append(names, *pc.ResourceClaimName)
+		case pc.ResourceClaimTemplateName != nil:
+			for _, st := range pod.Status.ResourceClaimStatuses {
+				if st.Name != pc.Name || st.ResourceClaimName == nil {
+					continue
+				}
+				if c, ok := src.Claim(pod.Namespace, *st.ResourceClaimName); ok && groupOwned(c) {
+					names = append(names, c.Name)
+				}
+			}
+		}
+	}
+	return names
 }
 
 // ClaimSource finds what a pod's claims ask: the claims and templates by
@@ -412,6 +449,10 @@ func (x *DeviceIndex) PodDevices(pod *corev1.Pod, src ClaimSource, cache *cel.Ca
 			if st.Name == pc.Name && st.ResourceClaimName != nil {
 				claim, _ = src.Claim(pod.Namespace, *st.ResourceClaimName)
 			}
+		}
+		if claim != nil && groupOwned(claim) {
+			x.namedClaim(pod, claim.Name, src, cache, &out)
+			continue
 		}
 		if claim != nil && claim.Status.Allocation != nil {
 			if ids := allocatedIDs(claim); len(ids) > 0 {
@@ -697,11 +738,8 @@ func asksExtended(pod *corev1.Pod) bool {
 // allocated with the first pod that binds (docs/dra.md).
 func SharedClaims(pod *corev1.Pod, inner gang.NodeFilter, src ClaimSource) (gang.NodeFilter, error) {
 	f := inner
-	for _, pc := range pod.Spec.ResourceClaims {
-		if pc.ResourceClaimName == nil {
-			continue
-		}
-		c, ok := src.Claim(pod.Namespace, *pc.ResourceClaimName)
+	for _, name := range sharedClaims(pod, src) {
+		c, ok := src.Claim(pod.Namespace, name)
 		if !ok || c.Status.Allocation == nil || c.Status.Allocation.NodeSelector == nil {
 			continue
 		}

@@ -206,7 +206,7 @@ func TestPodDevices(t *testing.T) {
 	if len(pc.Requests) != 1 || pc.Requests[0].Choices[0].Count != 1 || !pc.Requests[0].Choices[0].Filter.Admits(dev(1)) || pc.Requests[0].Choices[0].Filter.Admits(dev(0)) {
 		t.Errorf("allocated: %+v", pc)
 	}
-	if keys := PodClaimKeys(p); !slices.Equal(keys, []string{"ns/p-gpus"}) {
+	if keys := PodClaimKeys(p, src); !slices.Equal(keys, []string{"ns/p-gpus"}) {
 		t.Errorf("claim keys %v", keys)
 	}
 }
@@ -353,8 +353,8 @@ func TestSharedClaims(t *testing.T) {
 	if pc := x.PodDevices(pod, src, cache); len(pc.Requests) != 1 || pc.Requests[0].Choices[0].Count != 1 {
 		t.Errorf("unallocated: requests %+v; want its one device", pc.Requests)
 	}
-	if len(PodClaimKeys(pod)) != 0 {
-		t.Errorf("a named claim is the pod's own: %v", PodClaimKeys(pod))
+	if len(PodClaimKeys(pod, src)) != 0 {
+		t.Errorf("a named claim is the pod's own: %v", PodClaimKeys(pod, src))
 	}
 
 	src.claims["ns/shared"].Status.Allocation = &resourceapi.AllocationResult{
@@ -391,5 +391,56 @@ func TestSharedClaims(t *testing.T) {
 	}
 	if pc := x.PodDevices(pod, src, cache); len(pc.Requests) != 0 {
 		t.Errorf("allocated: requests %+v; its devices are counted by their holder", pc.Requests)
+	}
+}
+
+// A pod whose template claim resolved to the claim its Kubernetes PodGroup
+// made (spec.resourceClaims, DRAWorkloadResourceClaims) shares it with the
+// group's other pods, as a claim they all name: not its own, nothing asked
+// once allocated, and the group confined to the nodes the allocation
+// reaches.
+func TestPodGroupClaim(t *testing.T) {
+	x := NewDeviceIndex([]*resourceapi.ResourceSlice{gpuSlice("n1-gpus", "n1", 2, 80)})
+	group := &resourceapi.ResourceClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "train-channel-x7k2", OwnerReferences: []metav1.OwnerReference{
+			{APIVersion: "scheduling.k8s.io/v1beta1", Kind: "PodGroup", Name: "train", UID: "pg-uid"}}},
+		Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{exact("gpus", "gpu", 1, "")}}},
+	}
+	src := claims{
+		classes:   map[string]*resourceapi.DeviceClass{"gpu": {ObjectMeta: metav1.ObjectMeta{Name: "gpu"}}},
+		claims:    map[string]*resourceapi.ResourceClaim{"ns/train-channel-x7k2": group},
+		templates: map[string]*resourceapi.ResourceClaimTemplate{"ns/channel": {ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "channel"}}},
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "train-0"},
+		Spec:   corev1.PodSpec{ResourceClaims: []corev1.PodResourceClaim{{Name: "channel", ResourceClaimTemplateName: ptr.To("channel")}}},
+		Status: corev1.PodStatus{ResourceClaimStatuses: []corev1.PodResourceClaimStatus{{Name: "channel", ResourceClaimName: ptr.To("train-channel-x7k2")}}}}
+	cache := cel.NewCache(10, cel.Features{})
+
+	if keys := PodClaimKeys(pod, src); len(keys) != 0 {
+		t.Errorf("the group's claim is the pod's own: %v", keys)
+	}
+	if pc := x.PodDevices(pod, src, cache); len(pc.Requests) != 1 || pc.Requests[0].Choices[0].Count != 1 {
+		t.Errorf("unallocated: requests %+v; want the claim's one device", pc.Requests)
+	}
+	group.Status.Allocation = &resourceapi.AllocationResult{
+		Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{{Request: "gpus", Driver: testDriver, Pool: "n1", Device: "gpu-0"}}},
+		NodeSelector: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"n1"}}}}}},
+	}
+	if pc := x.PodDevices(pod, src, cache); len(pc.Requests) != 0 {
+		t.Errorf("allocated: requests %+v; want none (its holder counts the devices)", pc.Requests)
+	}
+	f, err := SharedClaims(pod, nil, src)
+	if err != nil || f == nil {
+		t.Fatalf("allocated: filter %v, %v", f, err)
+	}
+	if !f.Admits(&gang.Node{Name: "n1"}) || f.Admits(&gang.Node{Name: "n2"}) {
+		t.Error("the group's claim does not confine the pod to the node its allocation reaches")
+	}
+
+	// A claim made for the pod alone from the same template stays its own.
+	group.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "train-0", UID: "pod-uid"}}
+	if keys := PodClaimKeys(pod, src); !slices.Equal(keys, []string{"ns/train-channel-x7k2"}) {
+		t.Errorf("a pod's own claim: keys %v", keys)
 	}
 }

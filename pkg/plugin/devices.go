@@ -151,7 +151,7 @@ func (p *Plugin) corePod(pod *corev1.Pod, owned bool) gang.Pod {
 	if p.dra == nil {
 		return cp
 	}
-	cp.Claims = k8sadapter.PodClaimKeys(pod)
+	cp.Claims = k8sadapter.PodClaimKeys(pod, p.dra)
 	if f, err := k8sadapter.SharedClaims(pod, cp.Filter, p.dra); err != nil {
 		if cp.Invalid == "" {
 			cp.Invalid = err.Error()
