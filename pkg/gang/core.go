@@ -106,6 +106,10 @@ type Core struct {
 	// touched: keys of groups something happened to since the loop last
 	// asked them for a request (touched.go).
 	touched map[string]bool
+	// joinDue: a queue loop started a group that has pods beyond the
+	// allocation (an elastic group's): they ask to join before the loop
+	// ends, as a scheduling cycle's Place would have them ask.
+	joinDue bool
 	podKey  map[string]string // UID -> group key
 	// gated: labelled pods that wait for their scheduling gates, UID ->
 	// group key, and how many each group has (setGated keeps both). They

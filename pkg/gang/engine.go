@@ -505,6 +505,16 @@ func (c *Core) Tick(now int64) {
 		c.trySubmit(g)
 	}
 	c.schedule()
+	if c.joinDue {
+		// Nothing else would ask for them: their pods were told to wait
+		// when the group was reserved, and a loop runs only while
+		// something waits in the queue.
+		c.joinDue = false
+		for _, g := range c.touchedGroups() {
+			c.trySubmit(g)
+		}
+		c.schedule()
+	}
 	c.rejudge()
 }
 
@@ -679,6 +689,9 @@ func (c *Core) started(g *group, a *alloc, at int64) {
 		if p := g.members[s.pod]; p != nil {
 			c.fx.activatePod(p.ref())
 		}
+	}
+	if c.unslottedCount(g) > 0 {
+		c.joinDue = true
 	}
 	if joining {
 		return // the group was placed before; its whole condition tells

@@ -134,7 +134,7 @@ func TestHelmChart(t *testing.T) {
 	args := containerArgs(t, deployment, configMap)
 
 	// One-scheduler mode renders deploy/one-scheduler-config.yaml's profiles.
-	oneConfig, _, _ := unstructured.NestedString(findObject(t, renderChart(t, helm, "--set", "oneScheduler=true"), "ConfigMap", releaseName+"-config").Object, "data", "config.yaml")
+	oneConfig, _, _ := unstructured.NestedString(findObject(t, renderChart(t, helm, "--set", "oneScheduler=true", "--set", "replicas=2"), "ConfigMap", releaseName+"-config").Object, "data", "config.yaml")
 	if _, err := decodeSchedulerConfig(oneConfig); err != nil {
 		t.Fatalf("the chart's one-scheduler configuration: %v", err)
 	}
