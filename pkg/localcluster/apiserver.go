@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
+	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/util/compatibility"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
@@ -146,6 +147,10 @@ func startAPIServer(ctx context.Context, dir, etcdURL, prefix string, disabledAd
 	config, err := app.NewConfig(completed)
 	if err != nil {
 		return nil, err
+	}
+	// /version names the release (version.go), in each server of the chain.
+	for _, g := range []*genericapiserver.Config{config.KubeAPIs.ControlPlane.Generic, &config.ApiExtensions.GenericConfig.Config, &config.Aggregator.GenericConfig.Config} {
+		g.EffectiveVersion = stampRelease(g.EffectiveVersion)
 	}
 	completedConfig, err := config.Complete()
 	if err != nil {

@@ -1,0 +1,198 @@
+package integration
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fluence-sched/fluence/pkg/localcluster"
+)
+
+const kueueRackLabel = "fluence.flux-framework.org/rack"
+
+// kueueJob is an Indexed Job of n pods of cpu each, running seconds, for
+// the LocalQueue queue, scheduled by fluence; it is created unsuspended,
+// as a user would write it: Kueue's webhook suspends it.
+func kueueJob(ns, name, queue string, n int32, cpu string, seconds int) *batchv1.Job {
+	job := indexedJob(ns, name, n)
+	job.Labels = map[string]string{localcluster.KueueQueueLabel: queue}
+	ctr := &job.Spec.Template.Spec.Containers[0]
+	ctr.Command = []string{"sleep", fmt.Sprint(seconds)}
+	ctr.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("1Gi")}
+	return job
+}
+
+// Kueue (sigs.k8s.io/kueue, its manager as a process of its own, webhooks
+// and all) decides when, fluence where. A ClusterQueue with the cluster's
+// capacity (16 CPUs) and a LocalQueue; Job a (4 pods of 2 CPUs, 8 CPUs) is
+// suspended by Kueue's webhook, admitted by Kueue and bound whole by
+// fluence; Job b (4 of 3 CPUs, 12 CPUs) exceeds the quota a leaves and
+// stays suspended until a finishes, then is admitted and bound whole. Then
+// Kueue's topology-aware scheduling: a Topology of racks and hosts, a
+// flavor naming it, and a Job that requires one rack; Kueue chooses the
+// rack and the nodes (a scheduling gate on each pod, lifted with a node
+// selector for its host), and fluence binds the group whole there.
+func TestKueueAdmitsFluencePlaces(t *testing.T) {
+	c := startCluster(t, localcluster.Options{JobController: true, GarbageCollector: true, NodeSim: &localcluster.NodeSimOptions{}})
+	for i := range 4 {
+		c.addNode(fmt.Sprintf("node-%d", i), "4", "16Gi", 0, map[string]string{kueueRackLabel: fmt.Sprintf("rack-%d", i/2), "pool": "a"})
+	}
+	inv := startInvariants(c)
+	c.startScheduler(fluenceConfig(t, nil), inv.registry())
+	c.startKueue()
+
+	c.createYAML(`apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: research}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {name: cpu, nominalQuota: 16}
+      - {name: memory, nominalQuota: 64Gi}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: team-a}
+spec: {clusterQueue: research}`)
+
+	stopWatch := c.watchWhole(map[string]int{"job-name=a": 4, "job-name=b": 4})
+	jobs := c.Client.BatchV1().Jobs(c.NS)
+	// The LocalQueue may take a moment to be known to Kueue's cache; a Job
+	// created before is still queued, and admitted once it is.
+	if _, err := jobs.Create(c.Ctx, kueueJob(c.NS, "a", "team-a", 4, "2", 6), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	a := c.waitJob("a", 10*time.Second, "created", func(*batchv1.Job) bool { return true })
+	if !jobSuspended(a) {
+		t.Errorf("Job a: created unsuspended, Kueue's webhook left spec.suspend %v", a.Spec.Suspend)
+	}
+	c.waitJob("a", time.Minute, "admitted (unsuspended) with 4 active pods", func(j *batchv1.Job) bool {
+		return !jobSuspended(j) && j.Status.Active == 4
+	})
+	if _, err := c.waitPodsBound(time.Minute, 4, metav1.ListOptions{LabelSelector: "job-name=a"}, nil); err != nil {
+		t.Fatalf("Job a's pods not bound: %v", err)
+	}
+
+	if _, err := jobs.Create(c.Ctx, kueueJob(c.NS, "b", "team-a", 4, "3", 3), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// b waits for quota while a runs.
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		b, err := jobs.Get(c.Ctx, "b", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		aNow, err := jobs.Get(c.Ctx, "a", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !jobSuspended(b) && !jobFinished(aNow) {
+			t.Fatalf("Job b admitted while a (8 of the 16 CPUs of quota) still runs; b asks for 12")
+		}
+		if pods := c.podsOf("job-name=b"); len(pods) > 0 && !jobFinished(aNow) {
+			t.Fatalf("Job b has %d pods while a runs", len(pods))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	c.waitJob("a", time.Minute, "finished", jobFinished)
+	c.waitJob("b", time.Minute, "admitted with 4 active pods", func(j *batchv1.Job) bool {
+		return !jobSuspended(j) && j.Status.Active == 4
+	})
+	if _, err := c.waitPodsBound(time.Minute, 4, metav1.ListOptions{LabelSelector: "job-name=b"}, nil); err != nil {
+		t.Fatalf("Job b's pods not bound: %v", err)
+	}
+	c.waitJob("b", time.Minute, "finished", jobFinished)
+	if partial := stopWatch(); len(partial) > 0 {
+		t.Errorf("Jobs seen bound in part:\n%s", strings.Join(partial, "\n"))
+	}
+
+	// Topology-aware scheduling.
+	{
+		c.createYAML(`apiVersion: kueue.x-k8s.io/v1beta2
+kind: Topology
+metadata: {name: racks}
+spec:
+  levels:
+  - nodeLabel: ` + kueueRackLabel + `
+  - nodeLabel: kubernetes.io/hostname
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: tas-flavor}
+spec:
+  nodeLabels: {pool: a}
+  topologyName: racks
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: tas}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: tas-flavor
+      resources:
+      - {name: cpu, nominalQuota: 16}
+      - {name: memory, nominalQuota: 64Gi}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: team-tas}
+spec: {clusterQueue: tas}`)
+		stop := c.watchWhole(map[string]int{"job-name=rack": 3})
+		job := kueueJob(c.NS, "rack", "team-tas", 3, "2", 3)
+		job.Spec.Template.Annotations = map[string]string{"kueue.x-k8s.io/podset-required-topology": kueueRackLabel}
+		if _, err := jobs.Create(c.Ctx, job, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		c.waitJob("rack", time.Minute, "admitted with 3 active pods", func(j *batchv1.Job) bool {
+			return !jobSuspended(j) && j.Status.Active == 3
+		})
+		pods, err := c.waitPodsBound(time.Minute, 3, metav1.ListOptions{LabelSelector: "job-name=rack"}, nil)
+		if err != nil {
+			var state []string
+			for _, p := range pods {
+				state = append(state, fmt.Sprintf("%s node=%q gates=%v nodeSelector=%v", p.Name, p.Spec.NodeName, p.Spec.SchedulingGates, p.Spec.NodeSelector))
+			}
+			t.Fatalf("the TAS Job's pods not bound: %v\n%s", err, strings.Join(state, "\n"))
+		}
+		racks := map[string]bool{}
+		for _, p := range pods {
+			node, err := c.Client.CoreV1().Nodes().Get(c.Ctx, p.Spec.NodeName, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			racks[node.Labels[kueueRackLabel]] = true
+			for k, v := range p.Spec.NodeSelector {
+				if node.Labels[k] != v {
+					t.Errorf("pod %s on %s, whose %s is %q: Kueue's node selector asks for %q", p.Name, node.Name, k, node.Labels[k], v)
+				}
+			}
+			t.Logf("pod %s: node %s (%s), Kueue's node selector %v", p.Name, node.Name, node.Labels[kueueRackLabel], p.Spec.NodeSelector)
+		}
+		if len(racks) != 1 {
+			t.Errorf("the Job that requires one rack was bound across racks %v", racks)
+		}
+		c.waitJob("rack", time.Minute, "finished", jobFinished)
+		if partial := stop(); len(partial) > 0 {
+			t.Errorf("the TAS Job seen bound in part:\n%s", strings.Join(partial, "\n"))
+		}
+	}
+	c.checkInvariants(inv)
+}
