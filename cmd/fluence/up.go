@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -39,11 +40,16 @@ leaves the files behind.
 Kubernetes' alpha APIs need their feature gates, for instance the native PodGroup
 (scheduling.k8s.io/v1alpha2) and Jobs that get one from the Job controller:
   fluence up --feature-gates GenericWorkload=true,WorkloadWithJob=true
-The API server, the Job controller and the scheduler share this process and its gates.`,
+The API server, the Job controller and the scheduler share this process and its gates.
+
+--with kueue,mpi-operator also runs Kueue and the MPI Operator, each built from its published
+Go module (third_party/ of the fluence source tree; the first build takes minutes) and run as a
+process of its own against this control plane, with its CRDs (docs/up.md).`,
 		Example: `  fluence up
   fluence up --nodes 8 --cpu 3 --memory 8Gi --gpu-nodes 2 --gpus 4 --racks 2
   fluence up --nodes 8 --levels block=2,rack=4
-  fluence up --kubeconfig /tmp/fluence.kubeconfig --log /tmp/fluence-up.log`,
+  fluence up --kubeconfig /tmp/fluence.kubeconfig --log /tmp/fluence-up.log
+  fluence up --with kueue,mpi-operator --mpi-gang-scheduling fluence`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
@@ -84,6 +90,8 @@ The API server, the Job controller and the scheduler share this process and its 
 	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "write the kubeconfig here instead of the work directory; the file must not exist, and is removed on exit")
 	f.StringVar(&o.Dir, "dir", "", "work directory (etcd data, certificates, kubeconfig); must be new or empty, and is removed on exit (default: a new one under $TMPDIR)")
 	f.Var(cliflag.NewMapStringBool(&o.FeatureGates), "feature-gates", "Kubernetes feature gates for the API server, the Job controller and the scheduler: Name=true,Name2=false")
+	f.StringSliceVar(&o.With, "with", nil, "controllers to run beside the control plane, each a process of its own built from its published Go module in third_party/ (needs the fluence source tree and the go command): "+strings.Join(localcluster.Neighbours, ", "))
+	f.StringVar(&o.MPIGangScheduling, "mpi-gang-scheduling", "", "the MPI Operator's --gang-scheduling (with --with mpi-operator): fluence makes it create a scheduler-plugins PodGroup for each MPIJob")
 	f.StringVar(&logFile, "log", "", "write the whole control plane's log here (kept after exit); without it only errors go to stderr")
 	f.IntVar(&logVerbosity, "log-verbosity", 2, "log verbosity with --log")
 	return cmd

@@ -90,6 +90,13 @@ type Options struct {
 	// FeatureGates are Kubernetes feature gates for the API server, the
 	// Job controller and the scheduler (one process, one set of gates).
 	FeatureGates map[string]bool
+	// With are the controllers to run beside the control plane, each a
+	// process of its own built from its published module
+	// (localcluster.Neighbours: kueue, mpi-operator).
+	With []string
+	// MPIGangScheduling is the MPI Operator's --gang-scheduling (a
+	// scheduler's name, such as fluence); "" runs it without.
+	MPIGangScheduling string
 }
 
 // Defaults is a small cluster on which every example in docs/examples
@@ -154,6 +161,17 @@ func (o Options) Validate() error {
 		if _, ok := known[featuregate.Feature(name)]; !ok {
 			bad("--feature-gates %s=%t: not a feature gate of Kubernetes v1.37", name, o.FeatureGates[name])
 		}
+	}
+	for i, name := range o.With {
+		switch {
+		case !slices.Contains(localcluster.Neighbours, name):
+			bad("--with %s: not a controller fluence up runs; it runs %s", name, strings.Join(localcluster.Neighbours, ", "))
+		case slices.Index(o.With, name) < i:
+			bad("--with %s: listed twice", name)
+		}
+	}
+	if o.MPIGangScheduling != "" && !slices.Contains(o.With, localcluster.MPIOperator) {
+		bad("--mpi-gang-scheduling %s: the MPI Operator does not run (--with %s)", o.MPIGangScheduling, localcluster.MPIOperator)
 	}
 	if o.Kubeconfig != "" {
 		if _, err := os.Lstat(o.Kubeconfig); err == nil {

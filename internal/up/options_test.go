@@ -44,6 +44,10 @@ func TestValidate(t *testing.T) {
 			o.NodeLabels = map[string]string{"pool": "a", "example.com/tier": "gold"}
 			o.FeatureGates = map[string]bool{"GenericWorkload": true}
 		}), nil},
+		{"with the neighbours", with(func(o *Options) { o.With, o.MPIGangScheduling = []string{"kueue", "mpi-operator"}, "fluence" }), nil},
+		{"with an unknown controller", with(func(o *Options) { o.With = []string{"kueue", "jobset"} }), []string{"--with jobset: not a controller fluence up runs; it runs kueue, mpi-operator"}},
+		{"with one twice", with(func(o *Options) { o.With = []string{"kueue", "kueue"} }), []string{"--with kueue: listed twice"}},
+		{"gang scheduling without the operator", with(func(o *Options) { o.MPIGangScheduling = "fluence" }), []string{"--mpi-gang-scheduling fluence: the MPI Operator does not run (--with mpi-operator)"}},
 		{"no nodes", with(func(o *Options) { o.Nodes = 0 }), []string{"--nodes 0"}},
 		{"bad quantities", with(func(o *Options) { o.CPU, o.Memory = "four", "-1Gi" }), []string{`--cpu "four"`, `--memory "-1Gi"`}},
 		{"zero cpu", with(func(o *Options) { o.CPU = "0" }), []string{`--cpu "0"`}},

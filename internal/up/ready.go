@@ -48,6 +48,9 @@ func printReady(w io.Writer, r ReadyInfo) {
 		}
 		fmt.Fprintf(w, "feature-gates: %s\n", strings.Join(gates, ","))
 	}
+	if len(o.With) > 0 {
+		fmt.Fprintf(w, "with: %s\n", strings.Join(o.With, " "))
+	}
 	fmt.Fprintln(w, "ready: true")
 
 	// With the native API served, "podgroups" names scheduling.k8s.io's.

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/fluence-sched/fluence/deploy"
 	"github.com/fluence-sched/fluence/pkg/localcluster"
 	"github.com/fluence-sched/fluence/pkg/plugin"
@@ -94,6 +96,17 @@ func Run(ctx context.Context, o Options, out io.Writer) (err error) {
 	if kubeconfig, err = c.WriteKubeconfig(kubeconfig, c.Kubeconfig("")); err != nil {
 		return err
 	}
+	// The neighbours, before the scheduler: their CRDs are then served
+	// when fluence first asks discovery.
+	neighbours, err := startNeighbours(clusterCtx, c.Config, o, dir, kubeconfig, out)
+	defer func() { // after the scheduler, before the control plane
+		for _, p := range neighbours {
+			p.Stop()
+		}
+	}()
+	if err != nil {
+		return startError(ctx, err)
+	}
 	schedCtx, schedCancel := context.WithCancel(clusterCtx)
 	sched, err := startScheduler(schedCtx, dir, config, kubeconfig)
 	if err != nil {
@@ -129,7 +142,43 @@ func Run(ctx context.Context, o Options, out io.Writer) (err error) {
 		return fmt.Errorf("the API server: %w", err)
 	case <-sched.stopped:
 		return fmt.Errorf("kube-scheduler stopped: %w", sched.err)
+	case p := <-exited(neighbours):
+		return fmt.Errorf("%s exited (%v); the end of its log:\n%s", p.Name, p.Err(), p.Tail(20))
 	}
+}
+
+// startNeighbours starts the controllers of o.With, in that order, each a
+// process of its own with its log in dir. On error it returns those it
+// started, for the caller to stop.
+func startNeighbours(ctx context.Context, cfg *rest.Config, o Options, dir, kubeconfig string, out io.Writer) ([]*localcluster.Process, error) {
+	var started []*localcluster.Process
+	for _, name := range o.With {
+		fmt.Fprintf(out, "fluence up: building and starting %s\n", name)
+		var p *localcluster.Process
+		var err error
+		switch name {
+		case localcluster.Kueue:
+			p, err = localcluster.StartKueue(ctx, cfg, localcluster.KueueOptions{Dir: dir, Kubeconfig: kubeconfig})
+		case localcluster.MPIOperator:
+			p, err = localcluster.StartMPIOperator(ctx, cfg, localcluster.MPIOperatorOptions{Dir: dir, Kubeconfig: kubeconfig, GangScheduling: o.MPIGangScheduling})
+		default:
+			err = fmt.Errorf("no controller %q", name) // Validate refuses it
+		}
+		if err != nil {
+			return started, fmt.Errorf("--with %s: %w", name, err)
+		}
+		started = append(started, p)
+	}
+	return started, nil
+}
+
+// exited delivers the first of the processes to exit.
+func exited(ps []*localcluster.Process) <-chan *localcluster.Process {
+	ch := make(chan *localcluster.Process, len(ps))
+	for _, p := range ps {
+		go func() { <-p.Exited(); ch <- p }()
+	}
+	return ch
 }
 
 // startError says a failed start was the user's interrupt, when it was.

@@ -66,7 +66,7 @@ func TestMPIOperatorJobsPlacedWhole(t *testing.T) {
 	op := c.startMPIOperator("") // installs the MPIJob CRD before fluence starts
 	c.startScheduler(fluenceConfig(t, nil), inv.registry())
 
-	run := func(name string) {
+	run := func(name string, whileRunning func()) {
 		t.Helper()
 		stop := c.watchWhole(map[string]int{"training.kubeflow.org/job-name=" + name: 5})
 		c.createYAML(mpiJobYAML(name, 4))
@@ -85,28 +85,36 @@ func TestMPIOperatorJobsPlacedWhole(t *testing.T) {
 		if roles["launcher"] != 1 || roles["worker"] != 4 {
 			t.Errorf("MPIJob %s: pods by role %v, want 1 launcher and 4 workers", name, roles)
 		}
+		whileRunning()
 		c.waitMPIJob(name, time.Minute, "Succeeded")
 		if partial := stop(); len(partial) > 0 {
 			t.Errorf("MPIJob %s seen bound in part:\n%s", name, strings.Join(partial, "\n"))
 		}
 	}
-	run("plain")
+	run("plain", func() {
+		if _, err := dynamic.NewForConfigOrDie(c.Config).Resource(podGroupGVR).Namespace(c.NS).Get(c.Ctx, "plain", metav1.GetOptions{}); err == nil {
+			t.Errorf("the operator without --gang-scheduling made a PodGroup for MPIJob plain")
+		}
+	})
 
 	op.Stop()
 	c.startMPIOperator("fluence")
-	run("gang")
-	pg, err := dynamic.NewForConfigOrDie(c.Config).Resource(podGroupGVR).Namespace(c.NS).Get(c.Ctx, "gang", metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("the operator made no PodGroup for MPIJob gang: %v", err)
-	}
-	if n, _, _ := unstructured.NestedInt64(pg.Object, "spec", "minMember"); n != 5 {
-		t.Errorf("PodGroup gang: minMember %d, want 5", n)
-	}
-	for _, p := range c.podsOf("training.kubeflow.org/job-name=gang") {
-		if p.Labels["scheduling.x-k8s.io/pod-group"] != "gang" {
-			t.Errorf("pod %s: labels %v, want scheduling.x-k8s.io/pod-group=gang", p.Name, p.Labels)
+	// The operator deletes its PodGroup when the MPIJob is done: look
+	// while it runs.
+	run("gang", func() {
+		pg, err := dynamic.NewForConfigOrDie(c.Config).Resource(podGroupGVR).Namespace(c.NS).Get(c.Ctx, "gang", metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("the operator made no PodGroup for MPIJob gang: %v", err)
 		}
-	}
+		if n, _, _ := unstructured.NestedInt64(pg.Object, "spec", "minMember"); n != 5 {
+			t.Errorf("PodGroup gang: minMember %d, want 5", n)
+		}
+		for _, p := range c.podsOf("training.kubeflow.org/job-name=gang") {
+			if p.Labels["scheduling.x-k8s.io/pod-group"] != "gang" || p.Spec.SchedulerName != "fluence" {
+				t.Errorf("pod %s: labels %v, scheduler %q; want scheduling.x-k8s.io/pod-group=gang and fluence", p.Name, p.Labels, p.Spec.SchedulerName)
+			}
+		}
+	})
 	c.checkInvariants(inv)
 }
 

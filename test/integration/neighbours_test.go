@@ -113,20 +113,21 @@ func (c *cluster) podsOf(selector string) []corev1.Pod {
 	return list.Items
 }
 
-// wholeWatch polls the pods each selector picks until stop is closed, and
-// records any moment at which some but not all of n live pods were bound:
-// a second check, beside the invariant checker's, that no group was bound
-// in part.
-type wholeWatch struct {
-	partial []string
-	done    chan struct{}
-}
-
+// watchWhole polls the pods each selector picks (n of them) until the
+// returned stop is called, and reports every group that stayed bound in
+// part for a second or more: some but not all of its live pods bound, or,
+// before any of them ended, fewer than n. fluence binds a group's pods one
+// API call after another once all are reserved, so a poll may catch a
+// group for a few milliseconds between them; a second is far beyond that.
+// It is a second check, beside the invariant checker's, for groups the
+// checker does not know (it follows fluence's labels).
 func (c *cluster) watchWhole(groups map[string]int) (stop func() []string) {
-	w := &wholeWatch{done: make(chan struct{})}
-	quit := make(chan struct{})
+	var partial []string
+	done, quit := make(chan struct{}), make(chan struct{})
 	go func() {
-		defer close(w.done)
+		defer close(done)
+		since := map[string]time.Time{}
+		reported := map[string]bool{}
 		tick := time.NewTicker(50 * time.Millisecond)
 		defer tick.Stop()
 		for {
@@ -135,9 +136,10 @@ func (c *cluster) watchWhole(groups map[string]int) (stop func() []string) {
 				if err != nil {
 					continue
 				}
-				live, bound := 0, 0
+				live, bound, ended := 0, 0, 0
 				for _, p := range list.Items {
 					if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+						ended++
 						continue
 					}
 					live++
@@ -145,8 +147,15 @@ func (c *cluster) watchWhole(groups map[string]int) (stop func() []string) {
 						bound++
 					}
 				}
-				if bound > 0 && (bound < n || bound < live) {
-					w.partial = append(w.partial, fmt.Sprintf("%s: %d of %d bound (%d live)", sel, bound, n, live))
+				if bound == 0 || (bound == live && (ended > 0 || bound >= n)) {
+					delete(since, sel)
+					continue
+				}
+				if since[sel].IsZero() {
+					since[sel] = time.Now()
+				} else if time.Since(since[sel]) >= time.Second && !reported[sel] {
+					reported[sel] = true
+					partial = append(partial, fmt.Sprintf("%s: %d of %d bound (%d live, %d ended) for %v", sel, bound, n, live, ended, time.Since(since[sel]).Round(time.Millisecond)))
 				}
 			}
 			select {
@@ -160,8 +169,8 @@ func (c *cluster) watchWhole(groups map[string]int) (stop func() []string) {
 	}()
 	return func() []string {
 		close(quit)
-		<-w.done
-		return w.partial
+		<-done
+		return partial
 	}
 }
 

@@ -47,6 +47,7 @@ func main() {
 	burst := flag.Int("kube-api-burst", 10, "client burst")
 	healthz := flag.String("healthz-address", "127.0.0.1:0", "where to serve /healthz")
 	klog.InitFlags(flag.CommandLine)
+	_ = flag.Set("logtostderr", "true") // klog v1 writes files under /tmp otherwise
 	flag.Parse()
 	if err := run(*kubeconfig, *namespace, *gang, *healthz, *threadiness, *qps, *burst); err != nil {
 		fmt.Fprintln(os.Stderr, "mpi-operator:", err)
