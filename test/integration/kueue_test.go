@@ -2,6 +2,7 @@ package integration
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +38,9 @@ func kueueJob(ns, name, queue string, n int32, cpu string, seconds int) *batchv1
 // Kueue's topology-aware scheduling: a Topology of racks and hosts, a
 // flavor naming it, and a Job that requires one rack; Kueue chooses the
 // rack and the nodes (a scheduling gate on each pod, lifted with a node
-// selector for its host), and fluence binds the group whole there.
+// selector for its host), and fluence binds the group whole there. Between
+// the two, three plain pods go through Kueue's gate (its pod integration)
+// and are bound whole once Kueue admits them.
 func TestKueueAdmitsFluencePlaces(t *testing.T) {
 	c := startCluster(t, localcluster.Options{JobController: true, GarbageCollector: true, NodeSim: &localcluster.NodeSimOptions{}})
 	for i := range 4 {
@@ -119,6 +122,39 @@ spec: {clusterQueue: research}`)
 	c.waitJob("b", time.Minute, "finished", jobFinished)
 	if partial := stopWatch(); len(partial) > 0 {
 		t.Errorf("Jobs seen bound in part:\n%s", strings.Join(partial, "\n"))
+	}
+
+	// Plain pods through Kueue's gate: Kueue's pod integration makes the
+	// three pods one workload (its group labels), its webhook gates them
+	// on creation, its admission lifts the gates of all three; fluence
+	// knows them as one group by its own labels (it does not read Kueue's
+	// group labels) and binds them whole.
+	{
+		stop := c.watchWhole(map[string]int{podGroupLabel + "=sweep": 3})
+		var names []string
+		for i := range 3 {
+			pod := newTestPod(fmt.Sprintf("sweep-%d", i), "fluence", "1", "1Gi", 0, map[string]string{
+				localcluster.KueueQueueLabel: "team-a", "kueue.x-k8s.io/pod-group-name": "sweep",
+				podGroupLabel: "sweep", "fluence.flux-framework.org/group-size": "3",
+			})
+			pod.Annotations = map[string]string{"kueue.x-k8s.io/pod-group-total-count": "3"}
+			pod.Spec.Containers[0].Command = []string{"sleep", "2"}
+			created, err := c.Client.CoreV1().Pods(c.NS).Create(c.Ctx, pod, metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(created.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == "kueue.x-k8s.io/admission" }) {
+				t.Errorf("pod %s: created without Kueue's gate: %v", pod.Name, created.Spec.SchedulingGates)
+			}
+			names = append(names, pod.Name)
+		}
+		if _, err := c.waitPodsBound(time.Minute, 3, metav1.ListOptions{LabelSelector: podGroupLabel + "=sweep"}, nil); err != nil {
+			t.Fatalf("the pods admitted by Kueue not bound: %v", err)
+		}
+		c.waitForPodPhase(time.Minute, corev1.PodSucceeded, names...)
+		if partial := stop(); len(partial) > 0 {
+			t.Errorf("the pod group seen bound in part:\n%s", strings.Join(partial, "\n"))
+		}
 	}
 
 	// Topology-aware scheduling.
