@@ -232,3 +232,81 @@ spec: {clusterQueue: tas}`)
 	}
 	c.checkInvariants(inv)
 }
+
+// Kueue preempts, fluence places: a low-priority Job holds the whole quota
+// (4 pods of 4 CPUs, running until stopped); a high-priority Job of 2 pods
+// of 4 CPUs arrives. Kueue evicts the low one's workload (it suspends the
+// Job, and the Job controller deletes its 4 pods), then admits the high
+// one, which fluence binds whole. The low Job's pods go together (none is
+// left bound while another of them is gone), and it waits suspended for
+// its quota again.
+func TestKueuePreemptsWhole(t *testing.T) {
+	c := startCluster(t, localcluster.Options{JobController: true, GarbageCollector: true, NodeSim: &localcluster.NodeSimOptions{}})
+	c.addNodes("node", 4, "4", "16Gi")
+	inv := startInvariants(c)
+	c.startScheduler(fluenceConfig(t, nil), inv.registry())
+	c.startKueue()
+	c.createYAML(`apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: low}
+value: 100
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: research}
+spec:
+  namespaceSelector: {}
+  preemption: {withinClusterQueue: LowerPriority}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {name: cpu, nominalQuota: 16}
+      - {name: memory, nominalQuota: 64Gi}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: team-a}
+spec: {clusterQueue: research}`)
+
+	stop := c.watchWhole(map[string]int{"job-name=low": 4, "job-name=high": 2})
+	jobs := c.Client.BatchV1().Jobs(c.NS)
+	low := kueueJob(c.NS, "low", "team-a", 4, "4", 0)
+	low.Labels["kueue.x-k8s.io/priority-class"] = "low"
+	low.Spec.Template.Spec.Containers[0].Command = nil // runs until stopped
+	if _, err := jobs.Create(c.Ctx, low, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.waitPodsBound(time.Minute, 4, metav1.ListOptions{LabelSelector: "job-name=low"}, nil); err != nil {
+		t.Fatalf("the low Job's pods not bound: %v", err)
+	}
+	high := kueueJob(c.NS, "high", "team-a", 2, "4", 3)
+	high.Labels["kueue.x-k8s.io/priority-class"] = "high"
+	if _, err := jobs.Create(c.Ctx, high, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitJob("low", time.Minute, "evicted (suspended)", jobSuspended)
+	if _, err := c.waitPodsBound(time.Minute, 2, metav1.ListOptions{LabelSelector: "job-name=high"}, nil); err != nil {
+		t.Fatalf("the high Job's pods not bound after the preemption: %v", err)
+	}
+	for _, p := range c.podsOf("job-name=low") {
+		if p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			t.Errorf("pod %s of the evicted Job is still live on %q", p.Name, p.Spec.NodeName)
+		}
+	}
+	c.waitJob("high", time.Minute, "finished", jobFinished)
+	if partial := stop(); len(partial) > 0 {
+		t.Errorf("seen bound in part:\n%s", strings.Join(partial, "\n"))
+	}
+	c.checkInvariants(inv)
+}

@@ -65,12 +65,13 @@ func (c *cluster) startMPIOperator(gang string) *localcluster.Process {
 // resources maps the kinds the neighbour tests create through the dynamic
 // client to their resources.
 var neighbourResources = map[string]schema.GroupVersionResource{
-	"kueue.x-k8s.io/v1beta2/ResourceFlavor": {Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "resourceflavors"},
-	"kueue.x-k8s.io/v1beta2/ClusterQueue":   {Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "clusterqueues"},
-	"kueue.x-k8s.io/v1beta2/LocalQueue":     {Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "localqueues"},
-	"kueue.x-k8s.io/v1beta2/Topology":       {Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "topologies"},
-	"kueue.x-k8s.io/v1beta2/Workload":       {Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "workloads"},
-	"kubeflow.org/v2beta1/MPIJob":           {Group: "kubeflow.org", Version: "v2beta1", Resource: "mpijobs"},
+	"kueue.x-k8s.io/v1beta2/ResourceFlavor":        {Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "resourceflavors"},
+	"kueue.x-k8s.io/v1beta2/ClusterQueue":          {Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "clusterqueues"},
+	"kueue.x-k8s.io/v1beta2/LocalQueue":            {Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "localqueues"},
+	"kueue.x-k8s.io/v1beta2/Topology":              {Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "topologies"},
+	"kueue.x-k8s.io/v1beta2/Workload":              {Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "workloads"},
+	"kueue.x-k8s.io/v1beta2/WorkloadPriorityClass": {Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "workloadpriorityclasses"},
+	"kubeflow.org/v2beta1/MPIJob":                  {Group: "kubeflow.org", Version: "v2beta1", Resource: "mpijobs"},
 }
 
 // createYAML creates each object of the YAML documents (separated by
@@ -89,7 +90,7 @@ func (c *cluster) createYAML(docs string) {
 		}
 		var err error
 		switch obj.GetKind() {
-		case "ResourceFlavor", "ClusterQueue", "Topology":
+		case "ResourceFlavor", "ClusterQueue", "Topology", "WorkloadPriorityClass":
 			_, err = dyn.Resource(gvr).Create(c.Ctx, obj, metav1.CreateOptions{})
 		default:
 			if obj.GetNamespace() == "" {
