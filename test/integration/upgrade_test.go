@@ -123,9 +123,16 @@ func TestUpgradeAndRollback(t *testing.T) {
 			t.Errorf("run's pod %s: %s on %s, was bound to %s", p.Name, cur.Status.Phase, cur.Spec.NodeName, p.Spec.NodeName)
 		}
 	}
+	// The previous version may withdraw a group placed on a node whose
+	// ended pod kube-scheduler's cache still counts (the race this
+	// version closes); this one must not.
 	for _, r := range replicas {
-		if w := withReason(c.eventsBy(r.name, time.Time{}), "FluenceGroupWithdrawn"); len(w) > 0 {
+		w := withReason(c.eventsBy(r.name, time.Time{}), "FluenceGroupWithdrawn")
+		switch {
+		case len(w) > 0 && r.name == "fluence-current":
 			t.Errorf("%s withdrew %d allocations:\n%s", r.name, len(w), strings.Join(w, "\n"))
+		case len(w) > 0:
+			t.Logf("%s (the previous version) withdrew %d allocations:\n%s", r.name, len(w), strings.Join(w, "\n"))
 		}
 	}
 	if v := inv.violations(); len(v) > 0 {
