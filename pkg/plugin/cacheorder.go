@@ -124,77 +124,58 @@ func (p *Plugin) settleOwn(pod *corev1.Pod) {
 	p.wake()
 }
 
-// cacheLag remembers the pods the scheduler's informer let go from a
-// node, until a cycle's snapshot shows kube-scheduler's cache did too.
-type cacheLag struct {
+// lagSet remembers what the plugin let go while kube-scheduler may still
+// count it, keyed by K, until a check shows kube-scheduler let it go too.
+type lagSet[K comparable] struct {
 	mu   sync.Mutex
-	gone map[types.UID]lagged
+	gone map[K]lagged
 	// order is gone's keys, oldest first: the oldest are forgotten past
 	// maxLagged (a burst of deletions while nothing of this profile is
-	// scheduled; by the next cycle the cache has long caught up).
-	order []types.UID
+	// scheduled; by the next cycle kube-scheduler has long caught up).
+	order []K
 }
 
-type lagged struct{ node, name string }
+// lagged is what was let go: its node, and the pod or claim
+// (namespace/name, and the claim's UID) that held it.
+type lagged struct {
+	node, name string
+	uid        types.UID
+}
 
 const maxLagged = 4096
 
-// note records that the scheduler's informer let pod go from its node.
-func (l *cacheLag) note(pod *corev1.Pod) {
-	if pod.Spec.NodeName == "" {
-		return
-	}
+// add remembers k, the newest.
+func (l *lagSet[K]) add(k K, e lagged) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.gone == nil {
-		l.gone = map[types.UID]lagged{}
+		l.gone = map[K]lagged{}
 	}
-	if _, ok := l.gone[pod.UID]; ok {
-		return
+	if _, ok := l.gone[k]; !ok {
+		l.order = append(l.order, k)
 	}
-	l.gone[pod.UID] = lagged{node: pod.Spec.NodeName, name: pod.Namespace + "/" + pod.Name}
-	l.order = append(l.order, pod.UID)
+	l.gone[k] = e
 	for len(l.order) > maxLagged {
 		delete(l.gone, l.order[0])
 		l.order = l.order[1:]
 	}
 }
 
-// cached returns a pod the scheduler's informer let go from node that the
-// snapshot still holds there, "" when none; it forgets the pods the
-// snapshot no longer holds anywhere.
-func (l *cacheLag) cached(snap fwk.SharedLister, node string) string {
-	if snap == nil {
-		return ""
-	}
+// stillHeld forgets what held no longer reports kube-scheduler holding,
+// and returns the least name of what it still holds on node, "" when
+// none.
+func (l *lagSet[K]) stillHeld(node string, held func(K, lagged) bool) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.gone) == 0 {
-		return ""
-	}
-	onNode := map[string]map[types.UID]bool{}
-	held := func(n string, uid types.UID) bool {
-		pods, ok := onNode[n]
-		if !ok {
-			pods = map[types.UID]bool{}
-			if ni, err := snap.NodeInfos().Get(n); err == nil && ni != nil {
-				for _, pi := range ni.GetPods() {
-					pods[pi.GetPod().UID] = true
-				}
-			}
-			onNode[n] = pods
-		}
-		return pods[uid]
-	}
 	who := ""
 	kept := l.order[:0]
-	for _, uid := range l.order {
-		e := l.gone[uid]
-		if !held(e.node, uid) {
-			delete(l.gone, uid)
+	for _, k := range l.order {
+		e := l.gone[k]
+		if !held(k, e) {
+			delete(l.gone, k)
 			continue
 		}
-		kept = append(kept, uid)
+		kept = append(kept, k)
 		if e.node == node && (who == "" || e.name < who) {
 			who = e.name
 		}
@@ -202,6 +183,46 @@ func (l *cacheLag) cached(snap fwk.SharedLister, node string) string {
 	clear(l.order[len(kept):])
 	l.order = kept
 	return who
+}
+
+func (l *lagSet[K]) empty() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.gone) == 0
+}
+
+// cacheLag remembers the pods the scheduler's informer let go from a
+// node, until a cycle's snapshot shows kube-scheduler's cache did too.
+type cacheLag struct{ lagSet[types.UID] }
+
+// note records that the scheduler's informer let pod go from its node.
+func (l *cacheLag) note(pod *corev1.Pod) {
+	if pod.Spec.NodeName != "" {
+		l.add(pod.UID, lagged{node: pod.Spec.NodeName, name: pod.Namespace + "/" + pod.Name})
+	}
+}
+
+// cached returns a pod the scheduler's informer let go from node that the
+// snapshot still holds there, "" when none; it forgets the pods the
+// snapshot no longer holds anywhere.
+func (l *cacheLag) cached(snap fwk.SharedLister, node string) string {
+	if snap == nil || l.empty() {
+		return ""
+	}
+	onNode := map[string]map[types.UID]bool{}
+	return l.stillHeld(node, func(uid types.UID, e lagged) bool {
+		pods, ok := onNode[e.node]
+		if !ok {
+			pods = map[types.UID]bool{}
+			if ni, err := snap.NodeInfos().Get(e.node); err == nil && ni != nil {
+				for _, pi := range ni.GetPods() {
+					pods[pi.GetPod().UID] = true
+				}
+			}
+			onNode[e.node] = pods
+		}
+		return pods[uid]
+	})
 }
 
 // Claims. The same holds for devices: the plugin's informer of
@@ -215,41 +236,17 @@ func (l *cacheLag) cached(snap fwk.SharedLister, node string) string {
 // kube-scheduler sends on after its DRA manager has it, requeues the pod.
 
 // claimLag remembers the devices claims gave back, by ID
-// (driver/pool/device).
+// (driver/pool/device), with the claim that held each.
 type claimLag struct {
-	mu    sync.Mutex
-	gone  map[string]releasedBy
-	order []string
+	lagSet[string]
 	// waiting: pods that wait for the DRA manager, for the claim event's
 	// queueing hint.
-	waiting map[types.UID]bool
-}
-
-// releasedBy is the claim that gave a device back, and the device's node.
-type releasedBy struct {
-	node, namespace, name string
-	uid                   types.UID
+	waiting hintSet
 }
 
 func (l *claimLag) note(uid types.UID, released []k8sadapter.ReleasedDevice) {
-	if len(released) == 0 {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.gone == nil {
-		l.gone = map[string]releasedBy{}
-	}
 	for _, d := range released {
-		if _, ok := l.gone[d.ID]; !ok {
-			l.order = append(l.order, d.ID)
-		}
-		ns, name, _ := strings.Cut(d.Claim, "/")
-		l.gone[d.ID] = releasedBy{node: d.Node, namespace: ns, name: name, uid: uid}
-	}
-	for len(l.order) > maxLagged {
-		delete(l.gone, l.order[0])
-		l.order = l.order[1:]
+		l.add(d.ID, lagged{node: d.Node, name: d.Claim, uid: uid})
 	}
 }
 
@@ -258,33 +255,18 @@ func (l *claimLag) note(uid types.UID, released []k8sadapter.ReleasedDevice) {
 // the manager saw released. (Whether another claim holds the device
 // since is the engine's business, not a lag.)
 func (l *claimLag) allocated(m fwk.SharedDRAManager, node string) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.gone) == 0 || m == nil || m.ResourceClaims() == nil {
+	if l.empty() || m == nil || m.ResourceClaims() == nil {
 		return ""
 	}
-	who := ""
-	kept := l.order[:0]
-	for _, id := range l.order {
-		e := l.gone[id]
-		if !stillHolds(m.ResourceClaims(), e, id) {
-			delete(l.gone, id)
-			continue
-		}
-		kept = append(kept, id)
-		if name := e.namespace + "/" + e.name; e.node == node && (who == "" || name < who) {
-			who = name
-		}
-	}
-	clear(l.order[len(kept):])
-	l.order = kept
-	return who
+	t := m.ResourceClaims()
+	return l.stillHeld(node, func(id string, e lagged) bool { return stillHolds(t, e, id) })
 }
 
 // stillHolds reports whether the DRA manager's copy of the claim that
 // released device id still has it allocated.
-func stillHolds(t fwk.ResourceClaimTracker, e releasedBy, id string) bool {
-	c, err := t.Get(e.namespace, e.name)
+func stillHolds(t fwk.ResourceClaimTracker, e lagged, id string) bool {
+	ns, name, _ := strings.Cut(e.name, "/")
+	c, err := t.Get(ns, name)
 	if err != nil || c == nil || c.UID != e.uid || c.Status.Allocation == nil {
 		return false
 	}
@@ -297,29 +279,18 @@ func stillHolds(t fwk.ResourceClaimTracker, e releasedBy, id string) bool {
 }
 
 func (l *claimLag) wait(uid types.UID, on bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !on {
-		delete(l.waiting, uid)
-		return
+	if on {
+		l.waiting.add(uid)
+	} else {
+		l.waiting.remove(uid)
 	}
-	if l.waiting == nil {
-		l.waiting = map[types.UID]bool{}
-	}
-	l.waiting[uid] = true
-}
-
-func (l *claimLag) waits(uid types.UID) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.waiting[uid]
 }
 
 // claimEventHint requeues a pod that waits for the DRA manager to see a
 // claim's devices released; the core wakes the others itself (a claim's
 // devices reach it as its nodes changing).
 func (p *Plugin) claimEventHint(_ klog.Logger, waiting *corev1.Pod, _, _ any) (fwk.QueueingHint, error) {
-	if p.claims.waits(waiting.UID) {
+	if p.claims.waiting.has(waiting.UID) {
 		return fwk.Queue, nil
 	}
 	return fwk.QueueSkip, nil
