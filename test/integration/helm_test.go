@@ -489,6 +489,17 @@ func containerArgs(t *testing.T, deployment, configMap *unstructured.Unstructure
 // apply creates the objects, as `helm install` would.
 func (c *cluster) apply(objs []*unstructured.Unstructured) {
 	c.t.Helper()
+	c.eachResource(objs, func(ri dynamic.ResourceInterface, o *unstructured.Unstructured) {
+		if _, err := ri.Create(c.Ctx, o, metav1.CreateOptions{}); err != nil {
+			c.t.Fatalf("creating %s %s/%s: %v", o.GetKind(), o.GetNamespace(), o.GetName(), err)
+		}
+	})
+}
+
+// eachResource calls fn with each object and the dynamic client of its
+// resource (in its namespace when namespaced), found through discovery.
+func (c *cluster) eachResource(objs []*unstructured.Unstructured, fn func(dynamic.ResourceInterface, *unstructured.Unstructured)) {
+	c.t.Helper()
 	groups, err := restmapper.GetAPIGroupResources(discovery.NewDiscoveryClientForConfigOrDie(c.Config))
 	if err != nil {
 		c.t.Fatal(err)
@@ -505,9 +516,7 @@ func (c *cluster) apply(objs []*unstructured.Unstructured) {
 		if m.Scope.Name() == meta.RESTScopeNameNamespace {
 			ri = dyn.Resource(m.Resource).Namespace(o.GetNamespace())
 		}
-		if _, err := ri.Create(c.Ctx, o, metav1.CreateOptions{}); err != nil {
-			c.t.Fatalf("creating %s %s/%s: %v", gvk.Kind, o.GetNamespace(), o.GetName(), err)
-		}
+		fn(ri, o)
 	}
 }
 

@@ -14,12 +14,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
@@ -175,26 +173,11 @@ func startWorkloadControllers(c *cluster) {
 // made or changed to the rendered one.
 func (c *cluster) applyServerSide(objs []*unstructured.Unstructured) {
 	c.t.Helper()
-	groups, err := restmapper.GetAPIGroupResources(discovery.NewDiscoveryClientForConfigOrDie(c.Config))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	mapper := restmapper.NewDiscoveryRESTMapper(groups)
-	dyn := dynamic.NewForConfigOrDie(c.Config)
-	for _, o := range objs {
-		gvk := o.GroupVersionKind()
-		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		if err != nil {
-			c.t.Fatalf("%s %s: %v", gvk.Kind, o.GetName(), err)
-		}
-		var ri dynamic.ResourceInterface = dyn.Resource(m.Resource)
-		if m.Scope.Name() == meta.RESTScopeNameNamespace {
-			ri = dyn.Resource(m.Resource).Namespace(o.GetNamespace())
-		}
+	c.eachResource(objs, func(ri dynamic.ResourceInterface, o *unstructured.Unstructured) {
 		if _, err := ri.Apply(c.Ctx, o.GetName(), o, metav1.ApplyOptions{FieldManager: "helm", Force: true}); err != nil {
-			c.t.Fatalf("applying %s %s/%s: %v", gvk.Kind, o.GetNamespace(), o.GetName(), err)
+			c.t.Fatalf("applying %s %s/%s: %v", o.GetKind(), o.GetNamespace(), o.GetName(), err)
 		}
-	}
+	})
 }
 
 // chartRevision is what a pod of one revision of the chart runs.
