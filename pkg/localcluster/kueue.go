@@ -305,18 +305,8 @@ func installKueueWebhooks(ctx context.Context, client kubernetes.Interface, dir 
 				wc.Webhooks[i].ClientConfig.Service = svc(wc.Webhooks[i].ClientConfig.Service)
 				wc.Webhooks[i].NamespaceSelector = notSystem
 			}
-			api := client.AdmissionregistrationV1().MutatingWebhookConfigurations()
-			if _, err := api.Create(ctx, wc, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
-				old, err := api.Get(ctx, wc.Name, metav1.GetOptions{})
-				if err != nil {
-					return err
-				}
-				wc.ResourceVersion = old.ResourceVersion
-				if _, err := api.Update(ctx, wc, metav1.UpdateOptions{}); err != nil {
-					return fmt.Errorf("updating %s: %w", wc.Name, err)
-				}
-			} else if err != nil {
-				return fmt.Errorf("creating %s: %w", wc.Name, err)
+			if err := createOrReplace(ctx, client.AdmissionregistrationV1().MutatingWebhookConfigurations(), wc); err != nil {
+				return fmt.Errorf("installing %s: %w", wc.Name, err)
 			}
 			found++
 		case "ValidatingWebhookConfiguration":
@@ -329,18 +319,8 @@ func installKueueWebhooks(ctx context.Context, client kubernetes.Interface, dir 
 				wc.Webhooks[i].ClientConfig.Service = svc(wc.Webhooks[i].ClientConfig.Service)
 				wc.Webhooks[i].NamespaceSelector = notSystem
 			}
-			api := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
-			if _, err := api.Create(ctx, wc, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
-				old, err := api.Get(ctx, wc.Name, metav1.GetOptions{})
-				if err != nil {
-					return err
-				}
-				wc.ResourceVersion = old.ResourceVersion
-				if _, err := api.Update(ctx, wc, metav1.UpdateOptions{}); err != nil {
-					return fmt.Errorf("updating %s: %w", wc.Name, err)
-				}
-			} else if err != nil {
-				return fmt.Errorf("creating %s: %w", wc.Name, err)
+			if err := createOrReplace(ctx, client.AdmissionregistrationV1().ValidatingWebhookConfigurations(), wc); err != nil {
+				return fmt.Errorf("installing %s: %w", wc.Name, err)
 			}
 			found++
 		}

@@ -241,15 +241,7 @@ func installCRDs(ctx context.Context, cfg *rest.Config, crds []*apiextensionsv1.
 	}
 	api := client.ApiextensionsV1().CustomResourceDefinitions()
 	for _, crd := range crds {
-		_, err := api.Create(ctx, crd, metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			var old *apiextensionsv1.CustomResourceDefinition
-			if old, err = api.Get(ctx, crd.Name, metav1.GetOptions{}); err == nil {
-				crd.ResourceVersion = old.ResourceVersion
-				_, err = api.Update(ctx, crd, metav1.UpdateOptions{})
-			}
-		}
-		if err != nil {
+		if err := createOrReplace(ctx, api, crd); err != nil {
 			return fmt.Errorf("installing the CRD %s: %w", crd.Name, err)
 		}
 	}
@@ -268,4 +260,27 @@ func installCRDs(ctx context.Context, cfg *rest.Config, crds []*apiextensionsv1.
 		}
 	}
 	return nil
+}
+
+// objectAPI is the part of a typed client createOrReplace uses.
+type objectAPI[T metav1.Object] interface {
+	Create(context.Context, T, metav1.CreateOptions) (T, error)
+	Get(context.Context, string, metav1.GetOptions) (T, error)
+	Update(context.Context, T, metav1.UpdateOptions) (T, error)
+}
+
+// createOrReplace creates a cluster-scoped object, or replaces the one of
+// its name (a neighbour started again on the same cluster).
+func createOrReplace[T metav1.Object](ctx context.Context, api objectAPI[T], obj T) error {
+	_, err := api.Create(ctx, obj, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	old, err := api.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	obj.SetResourceVersion(old.GetResourceVersion())
+	_, err = api.Update(ctx, obj, metav1.UpdateOptions{})
+	return err
 }
