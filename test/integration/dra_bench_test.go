@@ -806,11 +806,7 @@ func (r drbResult) report(b *testing.B) {
 
 // drbTable lays the runs side by side.
 func drbTable(rs []drbResult) string {
-	type row struct {
-		name string
-		f    func(r drbResult) string
-	}
-	rows := []row{
+	rows := []benchRow[drbResult]{
 		{"gangs ended / submitted", func(r drbResult) string { return fmt.Sprintf("%d / %d", r.ended, r.submitted) }},
 		{"makespan s (bound)", func(r drbResult) string {
 			if r.ended != r.gangs {
@@ -851,18 +847,9 @@ func drbTable(rs []drbResult) string {
 		}},
 		{"run s (setup s)", func(r drbResult) string { return fmt.Sprintf("%.1f (%.1f)", r.runSecs, r.setupSecs) }},
 	}
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "%-32s", "")
+	var heads []string
 	for _, r := range rs {
-		fmt.Fprintf(&sb, " %20s", r.sched)
+		heads = append(heads, r.sched)
 	}
-	sb.WriteString("\n")
-	for _, row := range rows {
-		fmt.Fprintf(&sb, "%-32s", row.name)
-		for _, r := range rs {
-			fmt.Fprintf(&sb, " %20s", row.f(r))
-		}
-		sb.WriteString("\n")
-	}
-	return sb.String()
+	return benchTable(heads, rows, rs, 32, 20)
 }

@@ -1058,14 +1058,10 @@ func (m tpbMetrics) String() string {
 
 // tpbTable lays the runs side by side.
 func tpbTable(rs []tpbResult) string {
-	type row struct {
-		name string
-		f    func(r tpbResult) string
-	}
 	per := func(r tpbResult, secs float64) string {
 		return fmt.Sprintf("%.1f", 1e3*secs/float64(max(1, r.groups)))
 	}
-	rows := []row{
+	rows := []benchRow[tpbResult]{
 		{"groups submitted", func(r tpbResult) string { return fmt.Sprint(r.groups) }},
 		{"a domain could hold it", func(r tpbResult) string { return fmt.Sprintf("%d (%.0f%%)", r.feasible, tpbPct(r.feasible, r.groups)) }},
 		{"  rack / block", func(r tpbResult) string {
@@ -1140,16 +1136,33 @@ func tpbTable(rs []tpbResult) string {
 		}},
 		{"run s", func(r tpbResult) string { return fmt.Sprintf("%.1f", r.runSecs) }},
 	}
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "%-28s", "")
+	var heads []string
 	for _, r := range rs {
-		fmt.Fprintf(&sb, " %22s", r.sched)
+		heads = append(heads, r.sched)
+	}
+	return benchTable(heads, rows, rs, 28, 22)
+}
+
+// benchRow is a row of a benchmark's table: its name, and each result's
+// cell.
+type benchRow[R any] struct {
+	name string
+	f    func(r R) string
+}
+
+// benchTable lays out rows for results, one column each under heads:
+// names nameW wide, cells cellW wide, right-aligned.
+func benchTable[R any](heads []string, rows []benchRow[R], results []R, nameW, cellW int) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%-*s", nameW, "")
+	for _, h := range heads {
+		fmt.Fprintf(&sb, " %*s", cellW, h)
 	}
 	sb.WriteString("\n")
 	for _, row := range rows {
-		fmt.Fprintf(&sb, "%-28s", row.name)
-		for _, r := range rs {
-			fmt.Fprintf(&sb, " %22s", row.f(r))
+		fmt.Fprintf(&sb, "%-*s", nameW, row.name)
+		for _, r := range results {
+			fmt.Fprintf(&sb, " %*s", cellW, row.f(r))
 		}
 		sb.WriteString("\n")
 	}
