@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bytes"
+	"cmp"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,10 +42,7 @@ const upgradeFrom = "35b7f89"
 // The previous version is built from the repository's own history (git
 // archive of upgradeFrom, go build), with the same module cache.
 func TestUpgradeAndRollback(t *testing.T) {
-	from := upgradeFrom
-	if v := os.Getenv("FLUENCE_UPGRADE_FROM"); v != "" {
-		from = v
-	}
+	from := cmp.Or(os.Getenv("FLUENCE_UPGRADE_FROM"), upgradeFrom)
 	oldBin := buildFluenceAt(t, from)
 	newBin := buildFluence(t)
 
@@ -169,10 +167,7 @@ func buildFluenceAt(t *testing.T, rev string) string {
 // over that the other version does not render), and after each the
 // release's objects are the ones that version renders.
 func TestChartUpgradeAndRollback(t *testing.T) {
-	from := upgradeFrom
-	if v := os.Getenv("FLUENCE_UPGRADE_FROM"); v != "" {
-		from = v
-	}
+	from := cmp.Or(os.Getenv("FLUENCE_UPGRADE_FROM"), upgradeFrom)
 	src := sourceAt(t, from)
 	helm := helmBinary(t)
 	c := newFullCluster(t)
