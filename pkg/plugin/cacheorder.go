@@ -14,7 +14,7 @@ import (
 
 // The core must never see room that kube-scheduler's cache does not: a
 // group placed on it would be turned away by the node's resource filter
-// and withdrawn. Two orders make sure of it.
+// and withdrawn. Three orders make sure of it.
 //
 // Ends. The pods of this profile reach the core from the plugin's own
 // informer (every phase, ownpods.go), while kube-scheduler's cache counts
@@ -24,6 +24,15 @@ import (
 // still holds the pod live on a node waits (endGate), and reaches the core
 // when the scheduler's informer lets the pod go: until then the core
 // counts the pod where it runs.
+//
+// Bindings. The other way round, the scheduler's informer may hear of a
+// binding (the last ones a leader made before it died, or any binding on
+// a loaded API server) before the plugin's informer does, and
+// kube-scheduler's cache counts the pod on its node from then on. A
+// binding is never undone for a pod's UID, so whichever informer has the
+// pod bound is the newer: the core is given the bound copy (boundCopy),
+// from either informer, and counts the pod where it runs as soon as the
+// cache can.
 //
 // Handlers. kube-scheduler's cache and the plugin handle the scheduler's
 // informer's events in separate handlers, so the core may hear that a pod
@@ -69,10 +78,25 @@ func podEnded(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 
+// boundCopy returns the copy of a pod of this profile the core is to
+// have: the plugin's informer's, unless that is not bound yet while the
+// scheduler's informer holds the pod bound (cacheorder.go).
+func (p *Plugin) boundCopy(own *corev1.Pod) *corev1.Pod {
+	if own.Spec.NodeName != "" || podEnded(own) {
+		return own
+	}
+	if live, held := p.heldByScheduler(own.Namespace, own.Name, own.UID); held {
+		return live
+	}
+	return own
+}
+
 // feedOwnLocked gives the core a pod of this profile as the plugin's
-// informer stores it, unless it ended while the scheduler's informer
-// still holds it. p.ends.mu is held.
+// informer stores it (or bound, as the scheduler's informer may have it
+// first), unless it ended while the scheduler's informer still holds it.
+// p.ends.mu is held.
 func (p *Plugin) feedOwnLocked(cur *corev1.Pod) {
+	cur = p.boundCopy(cur)
 	cp := p.corePod(cur, true)
 	if cp.Done {
 		if _, held := p.heldByScheduler(cur.Namespace, cur.Name, cur.UID); held {
@@ -80,6 +104,10 @@ func (p *Plugin) feedOwnLocked(cur *corev1.Pod) {
 			return
 		}
 		delete(p.ends.waiting, cur.UID)
+		// The scheduler's informer let the pod go, but kube-scheduler's
+		// cache, a handler of that informer like the plugin's, may
+		// still count it: PreFilter checks (cacheLag).
+		p.lag.note(cur)
 	}
 	if cp.NodeName != "" || cp.Done {
 		p.hints.remove(cur.UID)
@@ -100,16 +128,19 @@ func (p *Plugin) ownPodDeleted(pod *corev1.Pod) {
 		return
 	}
 	delete(p.ends.waiting, pod.UID)
+	p.lag.note(pod) // as in feedOwnLocked
 	p.feed(func(now int64) { p.core.PodRemoved(string(pod.UID), now) })
 	p.wake()
 }
 
 // settleOwn runs when the scheduler's informer changes or drops a pod of
-// this profile: an end or deletion that waited for it reaches the core.
+// this profile: a binding it heard of first reaches the core, and an end
+// or deletion that waited for it does.
 func (p *Plugin) settleOwn(pod *corev1.Pod) {
 	p.ends.mu.Lock()
 	defer p.ends.mu.Unlock()
 	if !p.ends.waiting[pod.UID] {
+		p.boundFirstLocked(pod)
 		return
 	}
 	if _, held := p.heldByScheduler(pod.Namespace, pod.Name, pod.UID); held {
@@ -122,6 +153,28 @@ func (p *Plugin) settleOwn(pod *corev1.Pod) {
 	}
 	p.feed(func(now int64) { p.core.PodRemoved(string(pod.UID), now) })
 	p.wake()
+}
+
+// boundFirstLocked gives the core the scheduler's informer's copy of a
+// pod of this profile when that informer has it bound and the plugin's
+// informer does not yet (or has not seen the pod at all). p.ends.mu is
+// held.
+func (p *Plugin) boundFirstLocked(pod *corev1.Pod) {
+	live, held := p.heldByScheduler(pod.Namespace, pod.Name, pod.UID)
+	if !held {
+		return
+	}
+	own, err := p.ownPods.Pods(pod.Namespace).Get(pod.Name)
+	switch {
+	case err == nil && own.UID == pod.UID:
+		if own.Spec.NodeName == "" && !podEnded(own) {
+			p.feedOwnLocked(own) // bound through boundCopy
+		}
+	case err != nil:
+		p.feedOwnLocked(live)
+	}
+	// Another UID under the name: the plugin's informer has the pod's
+	// successor, and this one's deletion is on its way.
 }
 
 // lagSet remembers what the plugin let go while kube-scheduler may still

@@ -162,3 +162,84 @@ func TestPlacementWaitsForSnapshot(t *testing.T) {
 		t.Fatalf("b-0 placed on %s, want n1", node)
 	}
 }
+
+// The scheduler's informer drops an ended pod from its store before its
+// handlers run, kube-scheduler's cache among them: the plugin's own
+// informer may report the end in between, finding the scheduler's
+// informer no longer holding the pod, while the cycle's snapshot still
+// does. The room is not taken until the snapshot lets the pod go. Here
+// the scheduler's informer never hears of a-0 (its store is past it, its
+// handlers not), and the snapshot holds a-0 on the only node.
+func TestEndedPodWaitsForCacheBehindInformer(t *testing.T) {
+	running := pod("a-0", 0, "4").Node("n1").Phase(corev1.PodRunning).Obj()
+	waiting := groupPods("b", 1, "1", "4")[0]
+	notA := func(p *corev1.Pod) bool { return p.Name != "a-0" }
+	h := newHarnessWith(t, harnessConfig{
+		schedulerLists: notA,
+		schedulerPodWatch: func(w watch.Interface) watch.Interface {
+			return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
+				p, ok := e.Object.(*corev1.Pod)
+				return e, !ok || notA(p)
+			})
+		},
+	}, nodes(1, "4"), []*corev1.Pod{running, waiting})
+	h.awaitReady()
+	h.setSnapshot(running)
+	if _, _, s := h.preFilter(waiting); s.IsSuccess() {
+		t.Fatalf("PreFilter(b-0) = %v while a-0 runs on the only node, want it refused", s)
+	}
+
+	ended := running.DeepCopy()
+	ended.Status.Phase = corev1.PodSucceeded
+	if _, err := h.cs.CoreV1().Pods(ns).UpdateStatus(h.ctx, ended, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var s *fwk.Status
+	eventually(t, "PreFilter(b-0) to see a-0 end", func() bool {
+		_, _, s = h.preFilter(waiting)
+		return strings.Contains(s.Message(), "a-0")
+	})
+	if s.Code() != fwk.Unschedulable || !strings.Contains(s.Message(), "n1") {
+		t.Fatalf("PreFilter(b-0) = %v, want Unschedulable, waiting for kube-scheduler's cache to let ns/a-0 go on n1", s)
+	}
+	h.setSnapshot()
+	if _, node := h.place(waiting); node != "n1" {
+		t.Fatalf("b-0 placed on %s once the cache let a-0 go, want n1", node)
+	}
+}
+
+// A binding the scheduler's informer hears of before the plugin's own
+// informer (a pod the leader bound just before it died, seen by the new
+// leader's two watches an instant apart) counts on its node at once:
+// kube-scheduler's cache already counts it, and a group placed on the
+// room would be turned away. Here the plugin's informer is held back while
+// x-0 is bound to the only node.
+func TestBindingSeenFirstBySchedulerInformer(t *testing.T) {
+	first := pod("x-0", 0, "4").Obj()
+	waiting := groupPods("b", 1, "1", "4")[0]
+	var lag *laggingWatch
+	h := newHarnessWith(t, harnessConfig{ownPodWatch: func(w watch.Interface) watch.Interface {
+		lag = newLaggingWatch(w)
+		return lag
+	}}, nodes(1, "4"), []*corev1.Pod{first})
+	h.awaitReady()
+
+	lag.hold(true)
+	bound := first.DeepCopy()
+	bound.Spec.NodeName = "n1"
+	if _, err := h.cs.CoreV1().Pods(ns).Update(h.ctx, bound, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.setSnapshot(bound)
+	// b-0 reaches the scheduler's informer after x-0's binding (one watch,
+	// in order); the plugin's informer hears of neither.
+	h.create(waiting)
+	eventually(t, "the scheduler's informer to hold b-0", func() bool {
+		_, err := h.fw.SharedInformerFactory().Core().V1().Pods().Lister().Pods(ns).Get("b-0")
+		return err == nil
+	})
+	if _, r, s := h.preFilter(waiting); s.IsSuccess() {
+		t.Fatalf("PreFilter(b-0) placed it on %v, where x-0 is bound (kube-scheduler's cache counts it)", r.NodeNames.UnsortedList())
+	}
+	lag.hold(false)
+}

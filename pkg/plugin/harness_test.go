@@ -208,6 +208,12 @@ type harnessConfig struct {
 	// own informer (the one without a field selector): a test makes it
 	// lag the plugin's informer of its profile's pods.
 	schedulerPodWatch func(watch.Interface) watch.Interface
+	// ownPodWatch is schedulerPodWatch for the plugin's own informer of
+	// its profile's pods (the one with a field selector).
+	ownPodWatch func(watch.Interface) watch.Interface
+	// schedulerLists, when set, keeps only the pods it accepts in the
+	// scheduler's informer's first list.
+	schedulerLists func(*corev1.Pod) bool
 }
 
 // newHarnessWith is newHarness with a configuration.
@@ -230,20 +236,42 @@ func newHarnessWith(t *testing.T, hc harnessConfig, nodes []*corev1.Node, pods [
 	}
 	h := &harness{t: t, ctx: ctx, cs: fake.NewClientset(objs...), act: &activator{}, rec: &recorder{},
 		nodes: nodes, snap: internalcache.NewSnapshot(nil, nodes), insp: plugin.NewInspectors()}
-	if wrap := hc.schedulerPodWatch; wrap != nil {
+	if hc.schedulerPodWatch != nil || hc.ownPodWatch != nil {
 		h.cs.PrependWatchReactor("pods", func(a clienttesting.Action) (bool, watch.Interface, error) {
 			wa, ok := a.(clienttesting.WatchActionImpl)
 			if !ok {
 				return false, nil, nil
 			}
+			wrap := hc.schedulerPodWatch
 			if f := wa.GetWatchRestrictions().Fields; f != nil && !f.Empty() {
-				return false, nil, nil // the plugin's own informer
+				wrap = hc.ownPodWatch // the plugin's own informer
+			}
+			if wrap == nil {
+				return false, nil, nil
 			}
 			w, err := h.cs.Tracker().Watch(a.GetResource(), a.GetNamespace())
 			if err != nil {
 				return true, nil, err
 			}
 			return true, wrap(w), nil
+		})
+	}
+	if keep := hc.schedulerLists; keep != nil {
+		h.cs.PrependReactor("list", "pods", func(a clienttesting.Action) (bool, runtime.Object, error) {
+			la, ok := a.(clienttesting.ListActionImpl)
+			if !ok {
+				return false, nil, nil
+			}
+			if f := la.GetListRestrictions().Fields; f != nil && !f.Empty() {
+				return false, nil, nil // the plugin's own informer
+			}
+			o, err := h.cs.Tracker().List(corev1.SchemeGroupVersion.WithResource("pods"), corev1.SchemeGroupVersion.WithKind("Pod"), a.GetNamespace())
+			if err != nil {
+				return true, nil, err
+			}
+			list := o.(*corev1.PodList)
+			list.Items = slices.DeleteFunc(list.Items, func(p corev1.Pod) bool { return !keep(&p) })
+			return true, list, nil
 		})
 	}
 	factory := informers.NewSharedInformerFactory(h.cs, 0)

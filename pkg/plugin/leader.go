@@ -151,9 +151,9 @@ func (p *Plugin) activate() error {
 // withOwnPods replaces this profile's pods in the scheduler's informer's
 // list by those of the plugin's own informer (ended ones too,
 // ownpods.go), except where the two disagree on what holds a node: a pod
-// the plugin's informer has ended or deleted while the scheduler's still
-// holds it bound and live is taken as the scheduler's informer has it,
-// and its end waits (cacheorder.go). p.ends.mu is held.
+// the plugin's informer has ended or deleted, or not yet bound, while the
+// scheduler's holds it bound and live is taken as the scheduler's
+// informer has it, and its end waits (cacheorder.go). p.ends.mu is held.
 func (p *Plugin) withOwnPods(pods []*corev1.Pod) ([]*corev1.Pod, error) {
 	own, err := p.ownPods.List(labels.Everything())
 	if err != nil {
@@ -170,7 +170,7 @@ func (p *Plugin) withOwnPods(pods []*corev1.Pod) ([]*corev1.Pod, error) {
 			p.ends.wait(pod.UID)
 			pod = live
 		}
-		out = append(out, pod)
+		out = append(out, p.boundCopy(pod))
 	}
 	for _, pod := range pods {
 		if !p.owns(pod) || listed[pod.UID] {
