@@ -44,9 +44,10 @@ var guideChecks = []guideCheck{
 	{"kubectl fluence explain wide", `^State:\s+rejected$(?s:.*)spec\.minResources for more than all the nodes offer: cpu 64000m, the nodes have 32000m allocatable in all`},
 	{"kubectl fluence explain volcano-podgroup:ocean", `^Source:\s+volcano-podgroup$(?s:.*)^State:\s+placed$`},
 	{"kubectl get events --field-selector reason=FluenceUnsupported", `pod group default/volcano-podgroup:ocean asks for Volcano's spec\.minResources, spec\.queue`},
-	{"kubectl get pods -l job-name=ranks", `No resources found`},
+	{"kubectl get pods -l job-name=large", `No resources found`},
 	{"kubectl fluence explain job:ranks", `^State:\s+placed$`},
-	{"kubectl fluence explain sweep", `^State:\s+gathering$(?s:.*)1 of 3 exist(?s:.*)2 more exist but wait for their scheduling gates`},
+	{"kubectl fluence explain job:large", `^State:\s+placed$`},
+	{"kubectl fluence explain sweep", `^Source:\s+label$(?s:.*)^State:\s+gated$(?s:.*)Gate kueue\.x-k8s\.io/admission is on 3 pods: sweep-0, sweep-1, sweep-2`},
 	{"kubectl fluence groups -n default", `^sweep\s+placed\s+3\s+3\s+3\s+3\s`},
 }
 
