@@ -219,3 +219,24 @@ func greedyIn[T priced](cands []T, fits func([]T) bool, beats func(setCost) bool
 	}
 	return found[T]{}
 }
+
+// fewest is the shortest prefix of cands, cheapest first, for which fits
+// holds, each of its members then spared again, dearest first, if the
+// rest still fit: the fewest, cheapest victims that make room.
+func fewest[T any](cands []T, fits func([]T) bool) ([]T, bool) {
+	n := 0
+	for n < len(cands) && !fits(cands[:n+1]) {
+		n++
+	}
+	if n == len(cands) {
+		return nil, false
+	}
+	chosen := slices.Clone(cands[:n+1])
+	for i := len(chosen) - 1; i >= 0 && len(chosen) > 1; i-- {
+		rest := slices.Delete(slices.Clone(chosen), i, i+1)
+		if fits(rest) {
+			chosen = rest
+		}
+	}
+	return chosen, true
+}
