@@ -332,6 +332,14 @@ func (c *Core) tryPreempt(g *group, p *Preemption) bool {
 			}
 		}
 	}
+	r, err := c.m.FitsWithout(a.js, probeJob, c.now, base)
+	c.fail("preempt", g.id.Key, err)
+	if err == nil && r.Status == match.Allocated {
+		// Only reservations the queue plans after it stand in its way:
+		// nothing to evict.
+		g.preemptNote = "it fits now without evicting anyone"
+		return false
+	}
 	doms := c.preemptDomains(g, a)
 	s := &search{cap: searchCap}
 	if c.preemptPods(g, s, doms, cands, base, p) {
@@ -361,9 +369,6 @@ func (c *Core) tryPreempt(g *group, p *Preemption) bool {
 		if len(doms) > 1 || doms[0].name != "" {
 			g.preemptNote += fmt.Sprintf(" in any of the %d domains of %s", len(doms), g.id.TopologyKey)
 		}
-		return false
-	case len(best.set) == 0:
-		g.preemptNote = "it fits now without evicting anyone"
 		return false
 	}
 	g.preemptNote = ""

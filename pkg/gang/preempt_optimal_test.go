@@ -47,6 +47,9 @@ type bfCase struct {
 	pods   []int64 // the preemptor's pods' CPUs (cores)
 	inRack bool    // the preemptor is required within one rack
 	racks  int
+	// flat: the rack label is no topology level of the graph, so a
+	// request is confined to one rack by a constraint (topology.go).
+	flat bool
 }
 
 func (bc bfCase) String() string {
@@ -58,16 +61,18 @@ func (bc bfCase) String() string {
 	for _, g := range bc.groups {
 		fmt.Fprintf(&b, "; %s prio=%d start=%d ckpt=%v cpu=%v nodes=%v", g.key, g.prio, g.start, g.ckpt, g.cpu, g.node)
 	}
-	fmt.Fprintf(&b, "; preemptor cpu=%v inRack=%v", bc.pods, bc.inRack)
+	fmt.Fprintf(&b, "; preemptor cpu=%v inRack=%v flat=%v", bc.pods, bc.inRack, bc.flat)
 	return b.String()
 }
 
 // randomBFCase places random groups where they fit, pinned to their
 // nodes, each started at its own time, some checkpointed. A preemptor
-// required within one rack has pods of mixed sizes, which the matcher
-// packs exactly within a domain (TestTopologyPlacementIsExact); one
-// placed anywhere has pods of one size, as the matcher's first fit over
-// the whole cluster is exact only for those.
+// required within one rack of a topology level has pods of mixed sizes,
+// which the matcher packs exactly within a level's domain
+// (TestTopologyPlacementIsExact); one placed anywhere, or within a rack
+// of a label that is no level (a constraint on a match over the whole
+// cluster), has pods of one size, as the matcher's first fit is exact
+// only for those.
 func randomBFCase(rng *rand.Rand) bfCase {
 	var bc bfCase
 	bc.racks = 2 + rng.IntN(2)
@@ -107,9 +112,10 @@ func randomBFCase(rng *rand.Rand) bfCase {
 	}
 	slices.SortFunc(bc.groups, func(a, b bfGroup) int { return cmp.Compare(a.start, b.start) })
 	bc.inRack = rng.IntN(4) != 0
+	bc.flat = rng.IntN(3) == 0
 	size := int64(1 + rng.IntN(4))
 	for range 1 + rng.IntN(4) {
-		if bc.inRack {
+		if bc.inRack && !bc.flat {
 			size = int64(1 + rng.IntN(4))
 		}
 		bc.pods = append(bc.pods, size)
@@ -208,7 +214,11 @@ func (bc bfCase) optimum() (best []int, ok bool) {
 // the preemptor evicts, sorted, and its preemption's choice note.
 func runBFCase(t *testing.T, bc bfCase) ([]string, string) {
 	t.Helper()
-	c, err := New(Config{Queue: queue.Config{Policy: queue.Easy}, RunID: "bf", TopologyLevels: []string{bfRack},
+	levels := []string{bfRack}
+	if bc.flat {
+		levels = nil
+	}
+	c, err := New(Config{Queue: queue.Config{Policy: queue.Easy}, RunID: "bf", TopologyLevels: levels,
 		Preemption: &Preemption{After: 1, MinRuntime: bfMinRun, Timeout: 120}})
 	if err != nil {
 		t.Fatal(err)
@@ -276,7 +286,7 @@ func runBFCase(t *testing.T, bc bfCase) ([]string, string) {
 func TestPreemptionIsOptimal(t *testing.T) {
 	const cases = 800
 	rng := rand.New(rand.NewPCG(37, 2026))
-	var free, hopeless, preempted, multi, byCkpt, beatGreedy int
+	var free, hopeless, preempted, multi, byCkpt, beatGreedy, flat int
 	for i := range cases {
 		bc := randomBFCase(rng)
 		got, choice := runBFCase(t, bc)
@@ -312,6 +322,9 @@ func TestPreemptionIsOptimal(t *testing.T) {
 			t.Fatalf("case %d %v: the search ran out of probes: %s", i, bc, choice)
 		}
 		preempted++
+		if bc.flat && bc.inRack {
+			flat++
+		}
 		if len(best) > 1 {
 			multi++
 		}
@@ -322,9 +335,9 @@ func TestPreemptionIsOptimal(t *testing.T) {
 			beatGreedy++
 		}
 	}
-	t.Logf("%d cases: %d preempted (%d evicting several groups, %d where checkpoints changed the choice, %d where the former greedy choice differed, so was dearer), %d could not fit even with every candidate gone, %d fit without preempting",
-		cases, preempted, multi, byCkpt, beatGreedy, hopeless, free)
-	if preempted < 250 || hopeless < 50 || multi < 50 || byCkpt < 8 {
+	t.Logf("%d cases: %d preempted (%d within a rack of a label that is no level, %d evicting several groups, %d where checkpoints changed the choice, %d where the former greedy choice differed, so was dearer), %d could not fit even with every candidate gone, %d fit without preempting",
+		cases, preempted, flat, multi, byCkpt, beatGreedy, hopeless, free)
+	if preempted < 250 || hopeless < 50 || multi < 50 || byCkpt < 8 || flat < 50 {
 		t.Fatalf("the generator no longer covers the cases: %d preempted, %d several, %d by checkpoint, %d hopeless", preempted, multi, byCkpt, hopeless)
 	}
 }

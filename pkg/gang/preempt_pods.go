@@ -54,7 +54,7 @@ func (c *Core) preemptPods(g *group, s *search, doms []preemptDomain, cands []vi
 	}
 	in := func(u podUnit, nodes map[string]bool) bool { return nodes[u.node] }
 	best, _ := cheapestRoom(s, doms, units, in, fits)
-	if !best.ok || len(best.set) == 0 {
+	if !best.ok {
 		return false
 	}
 	g.preemptNote = ""

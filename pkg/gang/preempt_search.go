@@ -134,6 +134,9 @@ type search struct {
 // the cheapest found in an earlier domain (a dearer choice, for explain),
 // if any. in says whether a
 // candidate holds something in a domain's nodes; fits asks the matcher.
+//
+// The caller has made sure the group does not fit with no victim at all:
+// a domain is never asked that.
 func cheapestRoom[T priced](s *search, doms []preemptDomain, cands []T, in func(T, map[string]bool) bool, fits func(js *jobspec.Jobspec, set []T) bool) (best, second found[T]) {
 	slices.SortStableFunc(cands, func(a, b T) int { return comparePrice(a.price(), b.price()) })
 	for _, d := range doms {
@@ -168,11 +171,11 @@ func cheapestIn[T priced](s *search, cands []T, fits func([]T) bool, bound found
 		s.probes++
 		return fits(set), true
 	}
+	if len(cands) == 0 || !beats(costOf(cands[:1])) {
+		return out // even its cheapest candidate could not win
+	}
 	if s.greedy {
 		return greedyIn(cands, fits, beats)
-	}
-	if fit, done := probe(nil); done && fit {
-		return found[T]{ok: true} // room without evicting anyone
 	}
 	var chosen []T
 	var walk func(i int, cost setCost)
