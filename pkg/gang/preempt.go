@@ -345,6 +345,23 @@ func (c *Core) tryPreempt(g *group, p *Preemption) bool {
 	if c.preemptPods(g, s, doms, cands, base, p) {
 		return true
 	}
+	best, second := c.cheapestGroups(g, s, doms, cands, base)
+	switch {
+	case !best.ok:
+		g.preemptNote = fmt.Sprintf("even with all %d running groups of lower priority it may evict gone, it would not fit now", len(cands))
+		if len(doms) > 1 || doms[0].name != "" {
+			g.preemptNote += fmt.Sprintf(" in any of the %d domains of %s", len(doms), g.id.TopologyKey)
+		}
+		return false
+	}
+	g.preemptNote = ""
+	c.evict(g, best.set, p, c.choiceNote(s, best, second))
+	return true
+}
+
+// cheapestGroups is the cheapest set of whole groups that makes room for
+// g in one of its domains, and the dearer one it beat (cheapestRoom).
+func (c *Core) cheapestGroups(g *group, s *search, doms []preemptDomain, cands []victim, base []int64) (best, second found[victim]) {
 	fits := func(js *jobspec.Jobspec, chosen []victim) bool {
 		without := slices.Clone(base)
 		for _, v := range chosen {
@@ -362,18 +379,7 @@ func (c *Core) tryPreempt(g *group, p *Preemption) bool {
 		}
 		return false
 	}
-	best, second := cheapestRoom(s, doms, cands, in, fits)
-	switch {
-	case !best.ok:
-		g.preemptNote = fmt.Sprintf("even with all %d running groups of lower priority it may evict gone, it would not fit now", len(cands))
-		if len(doms) > 1 || doms[0].name != "" {
-			g.preemptNote += fmt.Sprintf(" in any of the %d domains of %s", len(doms), g.id.TopologyKey)
-		}
-		return false
-	}
-	g.preemptNote = ""
-	c.evict(g, best.set, p, c.choiceNote(s, best, second))
-	return true
+	return cheapestRoom(s, doms, cands, in, fits)
 }
 
 // choiceNote says where a preemption takes room and what it chose over:

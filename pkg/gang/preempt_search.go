@@ -178,14 +178,18 @@ func cheapestIn[T priced](s *search, cands []T, fits func([]T) bool, bound found
 		return greedyIn(cands, fits, beats)
 	}
 	var chosen []T
-	var walk func(i int, cost setCost)
-	walk = func(i int, cost setCost) {
+	// room: chosen with every candidate from i on is known to make room
+	// (taking a candidate leaves that set as it was; leaving one is
+	// when it must be asked again).
+	var walk func(i int, cost setCost, room bool)
+	walk = func(i int, cost setCost, room bool) {
 		if i == len(cands) || !beats(cost.plus(cands[i].price())) {
 			return
 		}
-		// Could every candidate left make room?
-		if fit, done := probe(append(slices.Clone(chosen), cands[i:]...)); !done || !fit {
-			return
+		if !room {
+			if fit, done := probe(append(slices.Clone(chosen), cands[i:]...)); !done || !fit {
+				return
+			}
 		}
 		with := cost.plus(cands[i].price())
 		chosen = append(chosen, cands[i])
@@ -195,12 +199,12 @@ func cheapestIn[T priced](s *search, cands []T, fits func([]T) bool, bound found
 		case fit:
 			out = found[T]{set: slices.Clone(chosen), cost: with, ok: true}
 		default:
-			walk(i+1, with)
+			walk(i+1, with, true)
 		}
 		chosen = chosen[:len(chosen)-1]
-		walk(i+1, cost)
+		walk(i+1, cost, false)
 	}
-	walk(0, setCost{})
+	walk(0, setCost{}, false)
 	if s.greedy {
 		// Out of probes: today's greedy answer, if it beats what the
 		// search found before it stopped.
