@@ -56,6 +56,9 @@ type Preemption struct {
 	// Timeout, in seconds, is how long the victims have to go before the
 	// hold on their nodes is released. Default 120.
 	Timeout int64
+	// MoveEvery, in seconds, is how long a group that was moved runs
+	// before it may be moved again (preempt_move.go). Default 3600.
+	MoveEvery int64
 }
 
 // PreemptNever is the preemption policy that keeps a group from
@@ -107,6 +110,10 @@ type victim struct {
 	lost         int64
 	checkpointed bool
 	nodes        map[string]bool // where its pods run
+	// movable: it may be moved (preempt_move.go); mustMove: it is a
+	// candidate only so (it is of the preemptor's own priority); moving:
+	// it was chosen and fits elsewhere, so it is moved.
+	movable, mustMove, moving bool
 }
 
 // preempt runs after a queue loop: it settles preemptions under way and
@@ -117,6 +124,7 @@ func (c *Core) preempt() {
 		return
 	}
 	c.settlePreemptions()
+	c.forgetMoves(p)
 	if c.arrivals > 0 {
 		return // the new nodes may make room: preempt once they joined
 	}
@@ -248,10 +256,19 @@ func (c *Core) victims(g *group, p *Preemption) ([]victim, int64) {
 	next := int64(-1)
 	for _, key := range slices.Sorted(maps.Keys(c.groups)) {
 		v := c.groups[key]
-		if v == g || v.evictedBy != "" || v.priority >= g.priority {
+		if v == g || v.evictedBy != "" || v.priority > g.priority {
 			continue
 		}
 		vc := victim{g: v, nodes: map[string]bool{}}
+		if g.id.TopologyKey != "" {
+			vc.movable = c.movable(v)
+		}
+		if v.priority == g.priority {
+			if !vc.movable {
+				continue
+			}
+			vc.mustMove = true
+		}
 		for _, a := range v.allocs {
 			if !a.running || c.unplaced[a.id] {
 				continue
@@ -355,6 +372,11 @@ func (c *Core) tryPreempt(g *group, p *Preemption) bool {
 		return false
 	}
 	g.preemptNote = ""
+	for _, d := range doms {
+		if d.name == best.domain {
+			c.movers(best.set, d)
+		}
+	}
 	c.evict(g, best.set, p, c.choiceNote(s, best, second))
 	return true
 }
@@ -371,10 +393,12 @@ func (c *Core) cheapestGroups(g *group, s *search, doms []preemptDomain, cands [
 		c.fail("preempt", g.id.Key, err)
 		return err == nil && r.Status == match.Allocated
 	}
-	in := func(v victim, nodes map[string]bool) bool {
+	in := func(v victim, d preemptDomain) bool {
 		for n := range v.nodes {
-			if nodes[n] {
-				return true
+			if d.nodes[n] {
+				// One of the preemptor's own priority goes only if it
+				// can move.
+				return !v.mustMove || c.fitsElsewhere(v, d)
 			}
 		}
 		return false
@@ -441,6 +465,10 @@ func (c *Core) evict(g *group, chosen []victim, p *Preemption, choice string) {
 		named = append(named, c.victimNote(v))
 		msg := fmt.Sprintf(preemptedByPrefix+"%s (priority %d), which needs its nodes to start; pod group %s (priority %d) is evicted whole",
 			g.id.Key, g.priority, vg.id.Key, vg.priority)
+		if v.moving {
+			msg += "; " + c.noteMove(v)
+			named[len(named)-1] += " (moved)"
+		}
 		for _, a := range vg.allocs {
 			if !a.running || c.unplaced[a.id] {
 				continue

@@ -52,7 +52,7 @@ func (c *Core) preemptPods(g *group, s *search, doms []preemptDomain, cands []vi
 		c.fail("preempt", g.id.Key, err)
 		return err == nil && r.Status == match.Allocated
 	}
-	in := func(u podUnit, nodes map[string]bool) bool { return nodes[u.node] }
+	in := func(u podUnit, d preemptDomain) bool { return d.nodes[u.node] && !u.v.mustMove }
 	best, _ := cheapestRoom(s, doms, units, in, fits)
 	if !best.ok {
 		return false

@@ -137,12 +137,12 @@ type search struct {
 //
 // The caller has made sure the group does not fit with no victim at all:
 // a domain is never asked that.
-func cheapestRoom[T priced](s *search, doms []preemptDomain, cands []T, in func(T, map[string]bool) bool, fits func(js *jobspec.Jobspec, set []T) bool) (best, second found[T]) {
+func cheapestRoom[T priced](s *search, doms []preemptDomain, cands []T, in func(T, preemptDomain) bool, fits func(js *jobspec.Jobspec, set []T) bool) (best, second found[T]) {
 	slices.SortStableFunc(cands, func(a, b T) int { return comparePrice(a.price(), b.price()) })
 	for _, d := range doms {
 		var local []T
 		for _, v := range cands {
-			if d.nodes == nil || in(v, d.nodes) {
+			if d.nodes == nil || in(v, d) {
 				local = append(local, v)
 			}
 		}

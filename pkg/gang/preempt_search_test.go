@@ -44,9 +44,9 @@ func TestCheapestRoomSynthetic(t *testing.T) {
 		}
 		need := []int64{int64(3 + rng.IntN(8)), int64(3 + rng.IntN(8)), int64(3 + rng.IntN(8))}
 		domOf := func(name string) int { return int(name[1] - '0') }
-		in := func(it testItem, nodes map[string]bool) bool {
+		in := func(it testItem, dom preemptDomain) bool {
 			for d, f := range it.frees {
-				if f > 0 && nodes[string(rune('0'+d))] {
+				if f > 0 && dom.nodes[string(rune('0'+d))] {
 					return true
 				}
 			}

@@ -297,7 +297,8 @@ func (s *script) exec(f []string) error {
 		p.Apart = args["apart"] == "true" // one per node, as the engine knows it
 		p.Gated = args["gated"] == "true" // scheduling gates: see "ungate"
 		p.PreemptNever = args["preempt"] == "Never"
-		if v, ok := args["ckpt"]; ok { // its workload's last checkpoint (the checkpointed-at annotation)
+		p.Movable = args["movable"] == "true" // its workload may be moved (the movable annotation)
+		if v, ok := args["ckpt"]; ok {        // its workload's last checkpoint (the checkpointed-at annotation)
 			p.Checkpointed, p.HasCheckpoint = atoi(v), true
 		}
 		id := NewGroupID("ns", f[1], 1, SourcePod)

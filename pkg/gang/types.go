@@ -223,6 +223,11 @@ type Pod struct {
 	// none.
 	Checkpointed  int64
 	HasCheckpoint bool
+	// Movable: the pod's workload may be moved (the movable annotation,
+	// for restartable jobs): a group all of whose pods say so may be
+	// evicted to let a group bound to one domain in, when it fits
+	// elsewhere now, and is then placed again first (preempt_move.go).
+	Movable bool
 	// Deleting: the pod is being deleted and will not be scheduled.
 	Deleting bool
 	// Gated: the pod has scheduling gates (Kueue holds pods so until

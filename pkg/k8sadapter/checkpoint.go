@@ -11,6 +11,12 @@ import (
 // counts the work each would lose since then, not since it started.
 const CheckpointKey = "fluence.flux-framework.org/checkpointed-at"
 
+// MovableKey is the annotation by which a pod's workload says it may be
+// moved ("true"): restartable, so that its group may be evicted to let
+// a group bound to one domain in when it fits elsewhere now, and placed
+// again first.
+const MovableKey = "fluence.flux-framework.org/movable"
+
 // CheckpointOf returns when the pod's workload last saved its state, and
 // whether it says. A value that is not RFC 3339 counts as no checkpoint:
 // the pod is then judged to lose all it ran, which errs toward sparing

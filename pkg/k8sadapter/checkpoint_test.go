@@ -35,3 +35,24 @@ func TestCheckpointOf(t *testing.T) {
 		})
 	}
 }
+
+func TestCorePodMovable(t *testing.T) {
+	for _, tc := range []struct {
+		value *string
+		want  bool
+	}{
+		{nil, false},
+		{new("true"), true},
+		{new("false"), false},
+		{new("True"), false},
+		{new(""), false},
+	} {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}, Spec: corev1.PodSpec{NodeName: "n1"}}
+		if tc.value != nil {
+			pod.Annotations = map[string]string{MovableKey: *tc.value}
+		}
+		if got := (GraphOptions{}).CorePod(pod, true).Movable; got != tc.want {
+			t.Errorf("movable=%v: Movable = %v, want %v", tc.value, got, tc.want)
+		}
+	}
+}
