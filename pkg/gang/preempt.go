@@ -30,7 +30,8 @@ import (
 // (preempt_cost.go). The matcher answers, for each set tried, whether the
 // group would fit were those groups gone (match.FitsWithout, which
 // changes nothing). None is evicted when the group would not fit even
-// with them all gone.
+// with them all gone. A group bound to one domain may also move a
+// movable group, even of its own priority (preempt_move.go).
 //
 // Then. The victims' pods are evicted (Effects.Evictions: the plugin
 // marks each with the DisruptionTarget condition and deletes it with its

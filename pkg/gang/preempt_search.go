@@ -133,7 +133,8 @@ type search struct {
 // that lets the request fit, and returns it with the set it displaced,
 // the cheapest found in an earlier domain (a dearer choice, for explain),
 // if any. in says whether a
-// candidate holds something in a domain's nodes; fits asks the matcher.
+// candidate may make room in a domain (it holds something there, and,
+// when it could only be moved, it fits elsewhere); fits asks the matcher.
 //
 // The caller has made sure the group does not fit with no victim at all:
 // a domain is never asked that.
