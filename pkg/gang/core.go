@@ -160,6 +160,9 @@ type Core struct {
 	// evicting and preempting are the keys of groups being preempted and
 	// of the groups holding their nodes (preempt.go).
 	evicting, preempting map[string]bool
+	// moves are the groups moved to make room, by key, kept after
+	// their pods are gone (preempt_move.go).
+	moves map[string]*move
 	// unmet are the keys of groups waiting with a preference for a
 	// topology domain that no domain met when their request was built
 	// (topology.go).
@@ -233,6 +236,7 @@ func New(cfg Config) (*Core, error) {
 		review:        map[string]bool{},
 		evicting:      map[string]bool{},
 		preempting:    map[string]bool{},
+		moves:         map[string]*move{},
 		unmet:         map[string]bool{},
 		flat:          map[string]bool{},
 	}, nil

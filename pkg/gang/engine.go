@@ -304,6 +304,10 @@ func (c *Core) trySubmit(g *group) {
 	if g.hasLine {
 		submit, g.hasLine = min(submit, g.lineAt), false
 	}
+	if mv := c.moves[g.id.Key]; mv != nil && !mv.lined {
+		// Moved to make room: placed again first (preempt_move.go).
+		submit, mv.lined = min(submit, mv.line), true
+	}
 	c.submitPods(g, free[:need], submit)
 }
 

@@ -143,6 +143,9 @@ func (s *Snapshot) preemptionDetails(g GroupStatus, entry *QueueEntry) []string 
 	case len(g.Preempting) > 0:
 		out = append(out, fmt.Sprintf("It preempts %s to start: their nodes are held for it until %s; should they still run then, it is planned again.",
 			strings.Join(g.Preempting, ", "), s.when(g.PreemptUntil)))
+		if g.PreemptChoice != "" {
+			out = append(out, "It chose the cheapest room: "+g.PreemptChoice+".")
+		}
 	case entry == nil || s.Preemption == nil:
 	case g.PreemptNote != "":
 		out = append(out, fmt.Sprintf("It does not preempt: %s.", g.PreemptNote))

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fluence-sched/fluence/pkg/jobspec"
 	"github.com/fluence-sched/fluence/pkg/match"
 )
 
@@ -21,13 +22,16 @@ import (
 // reservation is near waits for it instead of evicting anyone.
 //
 // Whom. Running groups of strictly lower priority that have run at least
-// Preemption.MinRuntime, whole: a group is never left partly running.
-// They are tried cheapest first: lowest priority, then least work done
-// (pods x time run), then key; the matcher answers, for each prefix of
-// that order, whether the group would fit were those groups gone
-// (match.FitsWithout, which changes nothing). Then each chosen victim is
-// spared again, dearest first, if the group still fits without evicting
-// it: the fewest, cheapest groups that make room.
+// Preemption.MinRuntime, whole: a group is never left partly running
+// (unless its disruptionMode is single: preempt_pods.go). Of the sets of
+// them that would let the group start now, in one of its domains when it
+// must be within one, the cheapest is chosen (preempt_search.go): lowest
+// priorities first, then least work lost since the victims' checkpoints
+// (preempt_cost.go). The matcher answers, for each set tried, whether the
+// group would fit were those groups gone (match.FitsWithout, which
+// changes nothing). None is evicted when the group would not fit even
+// with them all gone. A group bound to one domain may also move a
+// movable group, even of its own priority (preempt_move.go).
 //
 // Then. The victims' pods are evicted (Effects.Evictions: the plugin
 // marks each with the DisruptionTarget condition and deletes it with its
@@ -53,6 +57,9 @@ type Preemption struct {
 	// Timeout, in seconds, is how long the victims have to go before the
 	// hold on their nodes is released. Default 120.
 	Timeout int64
+	// MoveEvery, in seconds, is how long a group that was moved runs
+	// before it may be moved again (preempt_move.go). Default 3600.
+	MoveEvery int64
 }
 
 // PreemptNever is the preemption policy that keeps a group from
@@ -76,6 +83,9 @@ type preemptHold struct {
 	// yielding are the groups that lost single pods to it and take no
 	// node back until the hold ends.
 	yielding []string
+	// choice says where it took room and what it chose over, for
+	// explain (choiceNote).
+	choice string
 }
 
 // holdTimeout is Preemption.Timeout, 120 s when unset.
@@ -96,7 +106,15 @@ type victim struct {
 	ids   []int64 // its running allocations
 	pods  int
 	start int64
-	work  int64 // pods x ticks run
+	// lost is what evicting it now loses: per pod, the ticks since its
+	// checkpoint, or since it began; checkpointed, whether any pod had one.
+	lost         int64
+	checkpointed bool
+	nodes        map[string]bool // where its pods run
+	// movable: it may be moved (preempt_move.go); mustMove: it is a
+	// candidate only so (it is of the preemptor's own priority); moving:
+	// it was chosen and fits elsewhere, so it is moved.
+	movable, mustMove, moving bool
 }
 
 // preempt runs after a queue loop: it settles preemptions under way and
@@ -107,6 +125,7 @@ func (c *Core) preempt() {
 		return
 	}
 	c.settlePreemptions()
+	c.forgetMoves(p)
 	if c.arrivals > 0 {
 		return // the new nodes may make room: preempt once they joined
 	}
@@ -230,17 +249,27 @@ func (c *Core) waitingAlloc(g *group) *alloc {
 	return nil
 }
 
-// victims lists the running groups g may evict, cheapest first, and
-// the first time a group too young to evict now comes of age (-1: none).
+// victims lists the running groups g may evict, and the first time a
+// group too young to evict now comes of age (-1: none).
 func (c *Core) victims(g *group, p *Preemption) ([]victim, int64) {
 	minRun := c.seconds(p.MinRuntime)
 	var out []victim
 	next := int64(-1)
-	for _, v := range c.groups {
-		if v == g || v.evictedBy != "" || v.priority >= g.priority {
+	for _, key := range slices.Sorted(maps.Keys(c.groups)) {
+		v := c.groups[key]
+		if v == g || v.evictedBy != "" || v.priority > g.priority {
 			continue
 		}
-		vc := victim{g: v}
+		vc := victim{g: v, nodes: map[string]bool{}}
+		if g.id.TopologyKey != "" {
+			vc.movable = c.movable(v)
+		}
+		if v.priority == g.priority {
+			if !vc.movable {
+				continue
+			}
+			vc.mustMove = true
+		}
 		for _, a := range v.allocs {
 			if !a.running || c.unplaced[a.id] {
 				continue
@@ -252,9 +281,14 @@ func (c *Core) victims(g *group, p *Preemption) ([]victim, int64) {
 			}
 			vc.ids = append(vc.ids, a.id)
 			for _, s := range a.slots {
-				if !s.done {
-					vc.pods++
+				if s.done {
+					continue
 				}
+				vc.pods++
+				vc.nodes[s.node] = true
+				lost, ckpt := c.lostWork(v, a, s)
+				vc.lost += lost
+				vc.checkpointed = vc.checkpointed || ckpt
 			}
 		}
 		if len(vc.ids) == 0 {
@@ -266,19 +300,20 @@ func (c *Core) victims(g *group, p *Preemption) ([]victim, int64) {
 			}
 			continue
 		}
-		vc.work = int64(vc.pods) * (c.now - vc.start)
 		out = append(out, vc)
 	}
-	slices.SortFunc(out, func(a, b victim) int {
-		if a.g.priority != b.g.priority {
-			return cmp.Compare(a.g.priority, b.g.priority)
-		}
-		if a.work != b.work {
-			return cmp.Compare(a.work, b.work)
-		}
-		return cmp.Compare(a.g.id.Key, b.g.id.Key)
-	})
 	return out, next
+}
+
+// lostWork is what evicting the pod of a slot would lose now: the ticks
+// since its checkpoint, or since its allocation began when it has none
+// (or one older than that), and whether it had one.
+func (c *Core) lostWork(g *group, a *alloc, s *slot) (int64, bool) {
+	since, ckpt := a.began, false
+	if m := g.members[s.pod]; m != nil && m.HasCheckpoint && m.Checkpointed > since {
+		since, ckpt = m.Checkpointed, true
+	}
+	return max(c.now-since, 0), ckpt
 }
 
 // tryPreempt evicts the cheapest set of groups that lets g start now, if
@@ -315,26 +350,82 @@ func (c *Core) tryPreempt(g *group, p *Preemption) bool {
 			}
 		}
 	}
-	if c.preemptPods(g, a, cands, base, p) {
+	r, err := c.m.FitsWithout(a.js, probeJob, c.now, base)
+	c.fail("preempt", g.id.Key, err)
+	if err == nil && r.Status == match.Allocated {
+		// Only reservations the queue plans after it stand in its way:
+		// nothing to evict.
+		g.preemptNote = "it fits now without evicting anyone"
+		return false
+	}
+	doms := c.preemptDomains(g, a)
+	s := &search{cap: searchCap}
+	if c.preemptPods(g, s, doms, cands, base, p) {
 		return true
 	}
-	fits := func(chosen []victim) bool {
+	best, second := c.cheapestGroups(g, s, doms, cands, base)
+	switch {
+	case !best.ok:
+		g.preemptNote = fmt.Sprintf("even with all %d running groups of lower priority it may evict gone, it would not fit now", len(cands))
+		if len(doms) > 1 || doms[0].name != "" {
+			g.preemptNote += fmt.Sprintf(" in any of the %d domains of %s", len(doms), g.id.TopologyKey)
+		}
+		return false
+	}
+	g.preemptNote = ""
+	for _, d := range doms {
+		if d.name == best.domain {
+			c.movers(best.set, d)
+		}
+	}
+	c.evict(g, best.set, p, c.choiceNote(s, best, second))
+	return true
+}
+
+// cheapestGroups is the cheapest set of whole groups that makes room for
+// g in one of its domains, and the dearer one it beat (cheapestRoom).
+func (c *Core) cheapestGroups(g *group, s *search, doms []preemptDomain, cands []victim, base []int64) (best, second found[victim]) {
+	fits := func(js *jobspec.Jobspec, chosen []victim) bool {
 		without := slices.Clone(base)
 		for _, v := range chosen {
 			without = append(without, v.ids...)
 		}
-		r, err := c.m.FitsWithout(a.js, probeJob, c.now, without)
+		r, err := c.m.FitsWithout(js, probeJob, c.now, without)
 		c.fail("preempt", g.id.Key, err)
 		return err == nil && r.Status == match.Allocated
 	}
-	chosen, ok := fewest(cands, fits)
-	if !ok {
-		g.preemptNote = fmt.Sprintf("even with all %d running groups of lower priority it may evict gone, it would not fit now", len(cands))
+	in := func(v victim, d preemptDomain) bool {
+		for n := range v.nodes {
+			if d.nodes[n] {
+				// One of the preemptor's own priority goes only if it
+				// can move.
+				return !v.mustMove || c.fitsElsewhere(v, d)
+			}
+		}
 		return false
 	}
-	g.preemptNote = ""
-	c.evict(g, chosen, p)
-	return true
+	return cheapestRoom(s, doms, cands, in, fits)
+}
+
+// choiceNote says where a preemption takes room and what it chose over:
+// "within example.com/rack=r2, rather than ns/b (priority 10, 1 pods, 3 h
+// run, no checkpoint) within example.com/rack=r1".
+func (c *Core) choiceNote(s *search, best, second found[victim]) string {
+	var parts []string
+	if best.domain != "" {
+		parts = append(parts, "within "+best.domain)
+	}
+	if second.ok {
+		alt := "rather than " + c.victimsNote(second.set)
+		if second.domain != "" {
+			alt += " within " + second.domain
+		}
+		parts = append(parts, alt)
+	}
+	if s.greedy {
+		parts = append(parts, fmt.Sprintf("chosen greedily past the search's %d matcher probes", s.cap))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // preemptedByPrefix begins the message of every eviction fluence's
@@ -363,18 +454,22 @@ func preemptorOf(note string) (by string, single bool) {
 // evict carries out a preemption: the victims' pods are evicted, their
 // planned end brought to the hold's, and the preemptor holds their nodes
 // until then.
-func (c *Core) evict(g *group, chosen []victim, p *Preemption) {
+func (c *Core) evict(g *group, chosen []victim, p *Preemption, choice string) {
 	until := c.now + c.seconds(holdTimeout(p))
-	hold := &preemptHold{until: until}
+	hold := &preemptHold{until: until, choice: choice}
 	var named []string
 	for _, v := range chosen {
 		vg := v.g
 		vg.evictedBy = g.id.Key
 		c.evicting[vg.id.Key] = true
 		hold.victims = append(hold.victims, vg.id.Key)
-		named = append(named, fmt.Sprintf("%s (priority %d, %d pods)", vg.id.Key, vg.priority, v.pods))
+		named = append(named, c.victimNote(v))
 		msg := fmt.Sprintf(preemptedByPrefix+"%s (priority %d), which needs its nodes to start; pod group %s (priority %d) is evicted whole",
 			g.id.Key, g.priority, vg.id.Key, vg.priority)
+		if v.moving {
+			msg += "; " + c.noteMove(v)
+			named[len(named)-1] += " (moved)"
+		}
 		for _, a := range vg.allocs {
 			if !a.running || c.unplaced[a.id] {
 				continue
@@ -403,8 +498,11 @@ func (c *Core) evict(g *group, chosen []victim, p *Preemption) {
 	}
 	g.preempt = hold
 	c.preempting[g.id.Key] = true
-	c.explain(g, false, "FluencePreempting", fmt.Sprintf("pod group %s (priority %d) evicts %s to start now; it holds their nodes until %s",
-		g.id.Key, g.priority, strings.Join(named, ", "), c.cfg.FormatTime(until)))
+	note := fmt.Sprintf("pod group %s (priority %d) evicts %s to start now", g.id.Key, g.priority, strings.Join(named, ", "))
+	if choice != "" {
+		note += " " + choice
+	}
+	c.explain(g, false, "FluencePreempting", fmt.Sprintf("%s; it holds their nodes until %s", note, c.cfg.FormatTime(until)))
 	c.touch(g)
 	c.markQueue()
 	c.q.Freed()

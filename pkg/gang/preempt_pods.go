@@ -1,11 +1,11 @@
 package gang
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/fluence-sched/fluence/pkg/jobspec"
 	"github.com/fluence-sched/fluence/pkg/match"
 )
 
@@ -17,9 +17,9 @@ import (
 //
 // The unit is a group's pods on one node, not one pod: the engine holds
 // what a group takes on a node together, and asking it what a single pod
-// would free where two share a node would be a guess. Units are tried
-// cheapest first, as groups are: lowest priority, then least work done,
-// then group and node. A group losing pods takes no node back for the
+// would free where two share a node would be a guess. Units are chosen
+// as groups are (preempt_search.go), each costing its priority and the
+// work its pods lose. A group losing pods takes no node back for the
 // pods replacing them until the preemptor's hold ends; the slots of the
 // evicted pods are not kept, and once a pod is gone the engine is rebuilt
 // without it, which frees its share of the node.
@@ -30,17 +30,17 @@ type podUnit struct {
 	alloc int64
 	node  string
 	slots []*slot
-	work  int64
+	lost  int64 // what evicting them loses (lostWork)
 }
 
 // preemptPods evicts the cheapest set of single pods that lets g start
 // now, if there is one, and reports whether it did.
-func (c *Core) preemptPods(g *group, a *alloc, cands []victim, base []int64, p *Preemption) bool {
+func (c *Core) preemptPods(g *group, s *search, doms []preemptDomain, cands []victim, base []int64, p *Preemption) bool {
 	units := c.podUnits(cands)
 	if len(units) == 0 {
 		return false
 	}
-	fits := func(chosen []podUnit) bool {
+	fits := func(js *jobspec.Jobspec, chosen []podUnit) bool {
 		without := make([]match.Without, 0, len(base)+len(chosen))
 		for _, id := range base {
 			without = append(without, match.Without{ID: id})
@@ -48,21 +48,21 @@ func (c *Core) preemptPods(g *group, a *alloc, cands []victim, base []int64, p *
 		for _, u := range chosen {
 			without = append(without, match.Without{ID: u.alloc, Vertices: []int32{c.vertexOf[u.node]}})
 		}
-		r, err := c.m.FitsWithoutParts(a.js, probeJob, c.now, without)
+		r, err := c.m.FitsWithoutParts(js, probeJob, c.now, without)
 		c.fail("preempt", g.id.Key, err)
 		return err == nil && r.Status == match.Allocated
 	}
-	chosen, ok := fewest(units, fits)
-	if !ok {
+	in := func(u podUnit, d preemptDomain) bool { return d.nodes[u.node] && !u.v.mustMove }
+	best, _ := cheapestRoom(s, doms, units, in, fits)
+	if !best.ok {
 		return false
 	}
 	g.preemptNote = ""
-	c.evictPods(g, chosen, p)
+	c.evictPods(g, best.set, p)
 	return true
 }
 
-// podUnits splits the single-mode victims into their pods on each node,
-// cheapest first.
+// podUnits splits the single-mode victims into their pods on each node.
 func (c *Core) podUnits(cands []victim) []podUnit {
 	var out []podUnit
 	for _, v := range cands {
@@ -88,22 +88,11 @@ func (c *Core) podUnits(cands []victim) []podUnit {
 					out = append(out, podUnit{v: v, alloc: a.id, node: s.node})
 				}
 				out[i].slots = append(out[i].slots, s)
-				out[i].work += c.now - a.began
+				lost, _ := c.lostWork(v.g, a, s)
+				out[i].lost += lost
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b podUnit) int {
-		if a.v.g.priority != b.v.g.priority {
-			return cmp.Compare(a.v.g.priority, b.v.g.priority)
-		}
-		if a.work != b.work {
-			return cmp.Compare(a.work, b.work)
-		}
-		if c := cmp.Compare(a.v.g.id.Key, b.v.g.id.Key); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.node, b.node)
-	})
 	return out
 }
 
@@ -155,25 +144,4 @@ func (c *Core) stopYielding(keys []string) {
 			c.touch(vg)
 		}
 	}
-}
-
-// fewest is the shortest prefix of cands, cheapest first, for which fits
-// holds, each of its members then spared again, dearest first, if the
-// rest still fit: the fewest, cheapest victims that make room.
-func fewest[T any](cands []T, fits func([]T) bool) ([]T, bool) {
-	n := 0
-	for n < len(cands) && !fits(cands[:n+1]) {
-		n++
-	}
-	if n == len(cands) {
-		return nil, false
-	}
-	chosen := slices.Clone(cands[:n+1])
-	for i := len(chosen) - 1; i >= 0 && len(chosen) > 1; i-- {
-		rest := slices.Delete(slices.Clone(chosen), i, i+1)
-		if fits(rest) {
-			chosen = rest
-		}
-	}
-	return chosen, true
 }

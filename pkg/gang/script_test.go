@@ -297,6 +297,10 @@ func (s *script) exec(f []string) error {
 		p.Apart = args["apart"] == "true" // one per node, as the engine knows it
 		p.Gated = args["gated"] == "true" // scheduling gates: see "ungate"
 		p.PreemptNever = args["preempt"] == "Never"
+		p.Movable = args["movable"] == "true" // its workload may be moved (the movable annotation)
+		if v, ok := args["ckpt"]; ok {        // its workload's last checkpoint (the checkpointed-at annotation)
+			p.Checkpointed, p.HasCheckpoint = atoi(v), true
+		}
 		id := NewGroupID("ns", f[1], 1, SourcePod)
 		if g := args["group"]; g != "" {
 			name, size, _ := strings.Cut(g, "/")
@@ -335,7 +339,8 @@ func (s *script) exec(f []string) error {
 		s.fw.Add(*p, id, s.now)
 	case "update":
 		// The pod changed, as the informer shows it: bad= sets or clears
-		// its unreadable requirement, cpu= its request.
+		// its unreadable requirement, cpu= its request, ckpt= its last
+		// checkpoint.
 		p := s.pods[f[1]]
 		if p == nil {
 			return fmt.Errorf("no pod %s", f[1])
@@ -345,6 +350,9 @@ func (s *script) exec(f []string) error {
 		}
 		if v, ok := args["cpu"]; ok {
 			p.Requests.MilliCPU = milli(v)
+		}
+		if v, ok := args["ckpt"]; ok { // its workload checkpointed at v
+			p.Checkpointed, p.HasCheckpoint = atoi(v), true
 		}
 		if fp := s.fw.pods[p.UID]; fp != nil {
 			fp.pod = *p

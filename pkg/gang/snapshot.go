@@ -116,9 +116,12 @@ type GroupStatus struct {
 	// hold lasts (preempt_pods.go).
 	Preempting   []string
 	PreemptUntil int64
-	EvictedBy    string
-	PreemptNote  string
-	YieldsTo     string
+	// PreemptChoice says where its preemption takes room and what it
+	// chose over (preempt_search.go); "" when nothing more needs saying.
+	PreemptChoice string
+	EvictedBy     string
+	PreemptNote   string
+	YieldsTo      string
 }
 
 // Refusal is the nodes that turned one pod away.
@@ -437,7 +440,7 @@ func (c *Core) groupBase(g *group) (GroupStatus, waitingOn) {
 	}
 	st.EvictedBy, st.PreemptNote, st.YieldsTo = g.evictedBy, g.preemptNote, g.yieldTo
 	if h := g.preempt; h != nil {
-		st.Preempting, st.PreemptUntil = slices.Clone(h.victims), h.until
+		st.Preempting, st.PreemptUntil, st.PreemptChoice = slices.Clone(h.victims), h.until, h.choice
 	}
 	unlimited := false
 	for _, a := range g.allocs {

@@ -216,6 +216,18 @@ type Pod struct {
 	// after a restart began when its first pod started, not at the
 	// restart: its planned end, and what evicting it would lose, follow.
 	Ran int64
+	// Checkpointed, when HasCheckpoint, is when the pod's workload last
+	// saved its state (the checkpointed-at annotation, in the core's
+	// ticks): a preemption that evicts it loses only the work since then
+	// (preempt_search.go). A checkpoint before the pod began counts as
+	// none.
+	Checkpointed  int64
+	HasCheckpoint bool
+	// Movable: the pod's workload may be moved (the movable annotation,
+	// for restartable jobs): a group all of whose pods say so may be
+	// evicted to let a group bound to one domain in, when it fits
+	// elsewhere now, and is then placed again first (preempt_move.go).
+	Movable bool
 	// Deleting: the pod is being deleted and will not be scheduled.
 	Deleting bool
 	// Gated: the pod has scheduling gates (Kueue holds pods so until

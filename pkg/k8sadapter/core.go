@@ -83,6 +83,7 @@ func (o GraphOptions) CorePod(p *corev1.Pod, owned bool) gang.Pod {
 	out.Preempted, out.PreemptedNote = preemption(p)
 	out.Succeeded = p.Status.Phase == corev1.PodSucceeded
 	out.Allocation = p.Annotations[AllocationKey]
+	out.Movable = p.Annotations[MovableKey] == "true"
 	if p.Status.Phase == corev1.PodFailed {
 		out.FailReason = p.Status.Reason
 	}

@@ -82,6 +82,9 @@ type PreemptionArgs struct {
 	// Timeout is how long the victims have to go before the preemptor's
 	// hold on their nodes ends. Default "2m".
 	Timeout string `json:"timeout,omitempty"`
+	// MoveEvery is how long a group that was moved (its pods annotated
+	// movable) runs before it may be moved again. Default "1h".
+	MoveEvery string `json:"moveEvery,omitempty"`
 }
 
 // Config is Args validated, with defaults applied.
@@ -240,6 +243,7 @@ func (p *PreemptionArgs) validate() (*gang.Preemption, []string) {
 		After:      seconds("after", p.After, DefaultPreemptAfter, true),
 		MinRuntime: seconds("minRuntime", p.MinRuntime, 0, true),
 		Timeout:    seconds("timeout", p.Timeout, DefaultPreemptTimeout, false),
+		MoveEvery:  seconds("moveEvery", p.MoveEvery, time.Hour, false),
 	}
 	if len(errs) > 0 || (p.Enabled != nil && !*p.Enabled) {
 		return nil, errs

@@ -21,8 +21,8 @@ func TestArgsDefaults(t *testing.T) {
 		cfg.Queue.ReservationDepth != 64 || !cfg.Queue.Packing || cfg.DefaultDuration != 3600 || cfg.PermitTimeout != time.Minute {
 		t.Fatalf("defaults: %+v", cfg)
 	}
-	if p := cfg.Preemption; p == nil || *p != (gang.Preemption{After: 60, MinRuntime: 0, Timeout: 120}) {
-		t.Fatalf("preemption defaults: %+v, want on, after 60 s, minRuntime 0, timeout 120 s", p)
+	if p := cfg.Preemption; p == nil || *p != (gang.Preemption{After: 60, MinRuntime: 0, Timeout: 120, MoveEvery: 3600}) {
+		t.Fatalf("preemption defaults: %+v, want on, after 60 s, minRuntime 0, timeout 120 s, moveEvery 3600 s", p)
 	}
 }
 
@@ -122,10 +122,10 @@ func TestPreemptionArgs(t *testing.T) {
 		json string
 		want *gang.Preemption
 	}{
-		{`{}`, &gang.Preemption{After: 60, Timeout: 120}},
-		{`{"preemption":{}}`, &gang.Preemption{After: 60, Timeout: 120}},
-		{`{"preemption":{"enabled":true,"after":"0s","minRuntime":"5m","timeout":"1500ms"}}`, &gang.Preemption{After: 0, MinRuntime: 300, Timeout: 2}},
-		{`{"preemption":{"after":"1s"}}`, &gang.Preemption{After: 1, Timeout: 120}},
+		{`{}`, &gang.Preemption{After: 60, Timeout: 120, MoveEvery: 3600}},
+		{`{"preemption":{}}`, &gang.Preemption{After: 60, Timeout: 120, MoveEvery: 3600}},
+		{`{"preemption":{"enabled":true,"after":"0s","minRuntime":"5m","timeout":"1500ms","moveEvery":"10m"}}`, &gang.Preemption{After: 0, MinRuntime: 300, Timeout: 2, MoveEvery: 600}},
+		{`{"preemption":{"after":"1s"}}`, &gang.Preemption{After: 1, Timeout: 120, MoveEvery: 3600}},
 		{`{"preemption":{"enabled":false,"after":"1s"}}`, nil},
 	} {
 		a, err := DecodeArgs(&runtime.Unknown{Raw: []byte(tc.json), ContentType: runtime.ContentTypeJSON})

@@ -148,6 +148,12 @@ func (p *Plugin) corePod(pod *corev1.Pod, owned bool) gang.Pod {
 		// How long it has run, for an allocation adopted after a restart.
 		cp.Ran = max(p.clock.Since(st.Time).Milliseconds()*ticksPerSecond/1000, 0)
 	}
+	if at, ok := k8sadapter.CheckpointOf(pod); ok && cp.NodeName != "" {
+		// In the core's time: before this run began is negative, which
+		// the core takes as it is (a checkpoint before the pod began
+		// counts as none).
+		cp.Checkpointed, cp.HasCheckpoint = at.Sub(p.epoch).Milliseconds()*ticksPerSecond/1000, true
+	}
 	if p.dra == nil {
 		return cp
 	}

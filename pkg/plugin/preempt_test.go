@@ -60,7 +60,7 @@ func TestPreemptsOnlyItsOwnPods(t *testing.T) {
 		t.Errorf("the default-scheduler pod: %v", err)
 	}
 	evs := h.rec.withReason("FluencePreempting")
-	if len(evs) != 1 || evs[0].Object != "ns/narrow-0" || !strings.Contains(evs[0].Note, "pod group ns/narrow (priority 1000) evicts ns/low (priority 0, 1 pods)") {
+	if len(evs) != 1 || evs[0].Object != "ns/narrow-0" || !strings.Contains(evs[0].Note, "pod group ns/narrow (priority 1000) evicts ns/low (priority 0, 1 pod, ") {
 		t.Errorf("FluencePreempting events %+v, want one on narrow-0 naming ns/low", evs)
 	}
 	if evs := h.rec.withReason("FluencePreempted"); len(evs) != 1 || evs[0].Object != "ns/low-0" {

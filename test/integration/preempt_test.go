@@ -180,7 +180,7 @@ func testPreemptionEvicts(t *testing.T) {
 	}
 
 	// Events, on the victims and on the preemptor.
-	t.Logf("FluencePreempting: %s", c.waitForEvent(10*time.Second, "", "FluencePreempting", "pod group "+c.NS+"/high (priority 100000) evicts "+c.NS+"/low-b (priority 10, 4 pods)"))
+	t.Logf("FluencePreempting: %s", c.waitForEvent(10*time.Second, "", "FluencePreempting", "pod group "+c.NS+"/high (priority 100000) evicts "+c.NS+"/low-b (priority 10, 4 pods, "))
 	for _, p := range lowB {
 		c.waitForEvent(10*time.Second, p.Name, "FluencePreempted", "preempted by pod group "+c.NS+"/high")
 	}
