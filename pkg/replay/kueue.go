@@ -59,8 +59,12 @@ func (k kueueScheduler) Prepare(ctx context.Context, client kubernetes.Interface
 }
 
 // Model is the quota model's admission, at the cluster's total CPU, in
-// front of the model of place.
+// front of the model of place. The model's quota is CPUs alone, where the
+// live ClusterQueue's covers memory and GPUs too: exact for run8, whose
+// pods request only CPUs.
 func (k kueueScheduler) Model() (sim.Scheduler, string, error) {
+	// The quota model is that admission with the stock model's placement
+	// built in, and the model the simulator has always run for Kueue.
 	if _, ok := k.place.(stockScheduler); ok {
 		return sim.NewQuota(0, 0), "", nil
 	}
