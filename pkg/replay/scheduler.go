@@ -48,9 +48,9 @@ var SchedulerNames = []string{"fluence", "stock", "gang"}
 // does not run, each with the reason (NewScheduler's error gives it).
 var NotIncluded = map[string]string{
 	"coscheduling": "the Coscheduling plugin of sigs.k8s.io/scheduler-plugins builds against its own " +
-		"Kubernetes release, so it would run as a separate Go module and binary; the demo runs every " +
-		"scheduler in its own process from this module, and pkg/sim's coscheduling model stays the only " +
-		"comparison (`fluence sim`)",
+		"Kubernetes release, so it would have to be built as a Go module and binary of its own, as Kueue is, " +
+		"and the Go module proxy does not serve sigs.k8s.io/scheduler-plugins; pkg/sim's coscheduling model " +
+		"stays the only comparison (`fluence sim`)",
 }
 
 // NewScheduler returns the named scheduler.
