@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -31,6 +32,7 @@ type demoFlags struct {
 	logFile    string
 	seed       uint
 	compareSim bool
+	with       []string
 }
 
 func demoCmd() *cobra.Command {
@@ -53,10 +55,22 @@ and makes no progress. The schedulers:
   gang      kube-scheduler v1.37 with its own gang scheduling (gate
             GenericWorkload on, one v1beta1 PodGroup per Job)
 
+--with kueue adds two rows behind the real Kueue (its manager built from its
+published module, third_party/kueue, and run as a process of its own), which
+admits each Job whole through one ClusterQueue whose quota is the nodes'
+allocatable, as the seed experiment meant to run its Kueue row:
+
+  stock+kueue    Kueue admitting, kube-scheduler's default profile placing
+  fluence+kueue  Kueue admitting, fluence placing
+
+Their prediction is the simulator's quota model (quota, and quota+fluence). The
+first time, building Kueue takes 10 to 20 minutes on a 2-core machine; it is
+cached in the user's cache directory after that. Run it from the fluence source
+tree (or set ` + localcluster.ThirdPartyEnv + `).
+
 Not included: the Coscheduling plugin of sigs.k8s.io/scheduler-plugins. It builds
-against its own Kubernetes release, so it would need a Go module and a binary of
-its own, where the demo runs every scheduler in this one process; ` + "`fluence sim`" + `
-keeps its model.
+against its own Kubernetes release and the module proxy does not serve it, so it
+would need a Go module and a binary of its own; ` + "`fluence sim`" + ` keeps its model.
 
 Progress goes to stderr while it runs. A run in which nothing is bound or
 finishes for --stall while pods wait is ended and reported as stalled. At the
@@ -72,7 +86,8 @@ and their difference (docs/design/005-live-demo.md). Files and plots go to --out
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.workload, "workload", "run8", "embedded workload (run8, run10) or a workload YAML file")
-	fl.StringSliceVar(&f.schedulers, "schedulers", replay.SchedulerNames, "schedulers to run, in order: "+strings.Join(replay.SchedulerNames, ", "))
+	fl.StringSliceVar(&f.schedulers, "schedulers", replay.SchedulerNames, "schedulers to run, in order: "+strings.Join(slices.Concat(replay.SchedulerNames, replay.KueueSchedulerNames), ", "))
+	fl.StringSliceVar(&f.with, "with", nil, "kueue: add the rows behind the real Kueue ("+strings.Join(replay.KueueSchedulerNames, ", ")+"); builds Kueue the first time (10-20 min)")
 	fl.IntVar(&f.jobs, "jobs", 0, "replay only the first N jobs (0: all)")
 	fl.Float64Var(&f.compress, "compress", 10, "divide the workload's times by this factor")
 	fl.DurationVar(&f.stall, "stall", 20*time.Second, "end a run as stalled when nothing is bound or finishes for this long (wall time) while pods wait")
@@ -88,8 +103,12 @@ func runLiveDemo(ctx context.Context, stdout, stderr io.Writer, f demoFlags) err
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	names, err := demoSchedulers(f.schedulers, f.with)
+	if err != nil {
+		return err
+	}
 	var scheds []replay.Scheduler
-	for _, name := range f.schedulers {
+	for _, name := range names {
 		s, err := replay.NewScheduler(name)
 		if err != nil {
 			return fmt.Errorf("--schedulers: %w", err)
@@ -130,6 +149,10 @@ func runLiveDemo(ctx context.Context, stdout, stderr io.Writer, f demoFlags) err
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+
+	if err := buildKueueFor(ctx, stderr, scheds); err != nil {
+		return err
+	}
 
 	pods := 0
 	for i := range w.Groups {

@@ -161,7 +161,7 @@ run for about twice the peak memory (about 620 MB instead of 320 MB on
 	fl.StringVar(&f.workload, "workload", "run8", "built-in workload (run8, run10, backfill, topology-fragmented, urgent, rackscale-dra) or a workload YAML file")
 	fl.StringVar(&f.synthetic, "synthetic", "", `synthesize a workload instead, e.g. "nodes=1000,groups=10000" (docs/sim-workload.md); "default" for the defaults`)
 	fl.StringVar(&f.cluster, "cluster", "", `replace the workload's cluster with a generated one, e.g. "cluster[1]->node[8]->{core[3],memory[1]:29}" (memory in GiB)`)
-	fl.StringSliceVar(&f.schedulers, "schedulers", []string{"fluence", "stock", "coscheduling", "quota"}, "schedulers to run")
+	fl.StringSliceVar(&f.schedulers, "schedulers", []string{"fluence", "stock", "coscheduling", "quota"}, "schedulers to run (also quota+fluence: the quota model's admission in front of fluence)")
 	fl.StringVar(&f.matchPolicy, "policy", "lonode", "fluence match policy: "+strings.Join(match.PolicyNames(), ", "))
 	fl.StringSliceVar(&f.queuePolicies, "queue-policy", []string{"easy", "fcfs", "hybrid", "conservative"}, "fluence queue policies; the first is reported as \"fluence\", others as \"fluence:<policy>\"")
 	fl.IntVar(&f.queueDepth, "queue-depth", queue.DefaultQueueDepth, "groups considered per scheduling loop")
@@ -286,6 +286,18 @@ type namedScheduler struct {
 
 func (n namedScheduler) Name() string { return n.name }
 
+// quotaOf is the quota models' quota: the flags', else the workload's.
+func quotaOf(f simFlags, w *sim.Workload) (cpu int64, pods int) {
+	cpu, pods = int64(f.quotaCPU*1000), f.quotaPods
+	if cpu == 0 {
+		cpu = w.Params.QuotaCPU
+	}
+	if pods == 0 {
+		pods = w.Params.QuotaPods
+	}
+	return cpu, pods
+}
+
 func buildSchedulers(f simFlags, w *sim.Workload) ([]sim.Scheduler, error) {
 	var out []sim.Scheduler
 	for _, name := range f.schedulers {
@@ -313,17 +325,17 @@ func buildSchedulers(f simFlags, w *sim.Workload) ([]sim.Scheduler, error) {
 			}
 			out = append(out, sim.NewCoscheduling(t))
 		case "quota":
-			cpu := int64(f.quotaCPU * 1000)
-			if cpu == 0 {
-				cpu = w.Params.QuotaCPU
-			}
-			pods := f.quotaPods
-			if pods == 0 {
-				pods = w.Params.QuotaPods
-			}
+			cpu, pods := quotaOf(f, w)
 			out = append(out, sim.NewQuotaWith(cpu, pods, f.attempt))
+		case "quota+fluence":
+			place, err := newFluence(f, f.queuePolicies[0])
+			if err != nil {
+				return nil, err
+			}
+			cpu, pods := quotaOf(f, w)
+			out = append(out, sim.NewQuotaOver(place, cpu, pods))
 		default:
-			return nil, fmt.Errorf("unknown scheduler %q (known: fluence, stock, coscheduling, quota)", name)
+			return nil, fmt.Errorf("unknown scheduler %q (known: fluence, stock, coscheduling, quota, quota+fluence)", name)
 		}
 	}
 	return out, nil

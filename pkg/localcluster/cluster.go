@@ -74,6 +74,7 @@ type Cluster struct {
 
 	mu         sync.Mutex
 	schedulers []*Scheduler
+	neighbours []*Process
 	stopOnce   sync.Once
 }
 
@@ -170,14 +171,18 @@ func (c *Cluster) track(s *Scheduler) {
 	c.schedulers = append(c.schedulers, s)
 }
 
-// Stop stops the schedulers, the controllers, the node simulator, the API
-// server and etcd, in that order, waits for each, and removes the work
-// directory. It is idempotent.
+// Stop stops the neighbours (StartKueue), the schedulers, the
+// controllers, the node simulator, the API server and etcd, in that
+// order, waits for each, and removes the work directory. It is
+// idempotent.
 func (c *Cluster) Stop() {
 	c.stopOnce.Do(func() {
 		c.mu.Lock()
-		scheds := c.schedulers
+		scheds, neighbours := c.schedulers, c.neighbours
 		c.mu.Unlock()
+		for _, p := range neighbours {
+			p.Stop()
+		}
 		for _, s := range scheds {
 			s.Stop()
 		}

@@ -28,7 +28,12 @@
 // owner), stock (kube-scheduler's default profile) and gang
 // (kube-scheduler 1.37's own gang scheduling: the GenericWorkload gate on,
 // which in 1.37 carries the workload scheduling cycle, and one
-// scheduling.k8s.io/v1beta1 PodGroup per Job). Each names the simulator's scheduler that predicts it, if any.
+// scheduling.k8s.io/v1beta1 PodGroup per Job), and stock+kueue and
+// fluence+kueue: the real Kueue, a process of its own
+// (localcluster.Cluster.StartKueue), admitting each Job whole through one
+// ClusterQueue whose quota is the nodes' allocatable, before stock or
+// fluence places it. Each names the simulator's scheduler that predicts
+// it, if any (quota and quota+fluence for the Kueue pair).
 //
 // # Recording
 //

@@ -101,7 +101,7 @@ func Run(ctx context.Context, s Scheduler, opts Options) (_ *Outcome, err error)
 		return nil, fmt.Errorf("%s: starting the control plane: %w", s.Name(), err)
 	}
 	defer c.Stop()
-	if err := s.Start(ctx, c); err != nil {
+	if err := s.Start(ctx, c, opts.Namespace); err != nil {
 		return nil, fmt.Errorf("%s: starting the scheduler: %w", s.Name(), err)
 	}
 

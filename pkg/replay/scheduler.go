@@ -30,8 +30,8 @@ type Scheduler interface {
 	Config() string
 	// FeatureGates are the Kubernetes feature gates its cluster runs with.
 	FeatureGates() map[string]bool
-	// Start starts the scheduler on c.
-	Start(ctx context.Context, c *localcluster.Cluster) error
+	// Start starts the scheduler on c, whose Jobs go to namespace.
+	Start(ctx context.Context, c *localcluster.Cluster, namespace string) error
 	// Prepare shapes job for the scheduler and creates what it needs
 	// beside the Job (a PodGroup, say), before the Job is created.
 	Prepare(ctx context.Context, client kubernetes.Interface, job *batchv1.Job) error
@@ -40,17 +40,17 @@ type Scheduler interface {
 	Model() (sim.Scheduler, string, error)
 }
 
-// SchedulerNames are the schedulers NewScheduler knows, in the order
-// `fluence demo` runs them.
+// SchedulerNames are the schedulers `fluence demo` runs by default, in
+// its order; NewScheduler knows these and KueueSchedulerNames.
 var SchedulerNames = []string{"fluence", "stock", "gang"}
 
 // NotIncluded are peers a reader would expect beside these that the replay
 // does not run, each with the reason (NewScheduler's error gives it).
 var NotIncluded = map[string]string{
 	"coscheduling": "the Coscheduling plugin of sigs.k8s.io/scheduler-plugins builds against its own " +
-		"Kubernetes release, so it would run as a separate Go module and binary; the demo runs every " +
-		"scheduler in its own process from this module, and pkg/sim's coscheduling model stays the only " +
-		"comparison (`fluence sim`)",
+		"Kubernetes release, so it would have to be built as a Go module and binary of its own, as Kueue is, " +
+		"and the Go module proxy does not serve sigs.k8s.io/scheduler-plugins; pkg/sim's coscheduling model " +
+		"stays the only comparison (`fluence sim`)",
 }
 
 // NewScheduler returns the named scheduler.
@@ -62,11 +62,15 @@ func NewScheduler(name string) (Scheduler, error) {
 		return stockScheduler{}, nil
 	case "gang":
 		return gangScheduler{}, nil
+	case "stock+kueue":
+		return kueueScheduler{place: stockScheduler{}}, nil
+	case "fluence+kueue":
+		return kueueScheduler{place: fluenceScheduler{}}, nil
 	}
 	if why, ok := NotIncluded[name]; ok {
 		return nil, fmt.Errorf("scheduler %q is not included: %s", name, why)
 	}
-	return nil, fmt.Errorf("unknown scheduler %q (known: %s)", name, strings.Join(SchedulerNames, ", "))
+	return nil, fmt.Errorf("unknown scheduler %q (known: %s)", name, strings.Join(slices.Concat(SchedulerNames, KueueSchedulerNames), ", "))
 }
 
 // stockConfig is kube-scheduler's configuration with nothing changed.
@@ -101,7 +105,7 @@ func (fluenceScheduler) Config() string {
 
 func (fluenceScheduler) FeatureGates() map[string]bool { return map[string]bool{nominatedGate: false} }
 
-func (fluenceScheduler) Start(ctx context.Context, c *localcluster.Cluster) error {
+func (fluenceScheduler) Start(ctx context.Context, c *localcluster.Cluster, _ string) error {
 	_, err := c.StartScheduler(ctx, localcluster.SchedulerOptions{
 		Name:       "fluence",
 		ConfigYAML: deploy.SchedulerConfig,
@@ -158,7 +162,7 @@ func (stockScheduler) Config() string {
 }
 func (stockScheduler) FeatureGates() map[string]bool { return map[string]bool{nominatedGate: true} }
 
-func (stockScheduler) Start(ctx context.Context, c *localcluster.Cluster) error {
+func (stockScheduler) Start(ctx context.Context, c *localcluster.Cluster, _ string) error {
 	_, err := c.StartScheduler(ctx, localcluster.SchedulerOptions{Name: "stock", ConfigYAML: stockConfig})
 	return err
 }
@@ -180,7 +184,7 @@ func (gangScheduler) FeatureGates() map[string]bool {
 	return map[string]bool{"GenericWorkload": true, nominatedGate: true}
 }
 
-func (gangScheduler) Start(ctx context.Context, c *localcluster.Cluster) error {
+func (gangScheduler) Start(ctx context.Context, c *localcluster.Cluster, _ string) error {
 	_, err := c.StartScheduler(ctx, localcluster.SchedulerOptions{Name: "gang", ConfigYAML: stockConfig})
 	return err
 }

@@ -2,16 +2,20 @@ package replay
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
+
+	"github.com/fluence-sched/fluence/pkg/localcluster"
 )
 
 func TestNewScheduler(t *testing.T) {
-	for _, name := range SchedulerNames {
+	for _, name := range slices.Concat(SchedulerNames, KueueSchedulerNames) {
 		s, err := NewScheduler(name)
 		if err != nil || s.Name() != name {
 			t.Errorf("NewScheduler(%q) = %v, %v", name, s, err)
@@ -39,13 +43,21 @@ func TestShippedFluenceConfig(t *testing.T) {
 }
 
 // Each scheduler's Jobs name it, and gang creates the PodGroup its pods
-// name, with the Job's size as gang minCount.
+// name, with the Job's size as gang minCount. Behind Kueue, the Job (not
+// its pods) names the LocalQueue and is created suspended, for Kueue to
+// start; the placing scheduler shapes it as without Kueue.
 func TestPrepare(t *testing.T) {
 	g := group("g", 4, 1000, 0, 1, 0)
 	ctx := context.Background()
 	for _, tc := range []struct {
-		name, schedulerName, podGroup string
-	}{{"fluence", "fluence", ""}, {"stock", "", ""}, {"gang", "", "g"}} {
+		name, schedulerName, podGroup, queue string
+	}{
+		{name: "fluence", schedulerName: "fluence"},
+		{name: "stock"},
+		{name: "gang", podGroup: "g"},
+		{name: "stock+kueue", queue: kueueQueue},
+		{name: "fluence+kueue", schedulerName: "fluence", queue: kueueQueue},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, _ := NewScheduler(tc.name)
 			client := fake.NewClientset()
@@ -56,6 +68,18 @@ func TestPrepare(t *testing.T) {
 			spec := job.Spec.Template.Spec
 			if spec.SchedulerName != tc.schedulerName {
 				t.Errorf("schedulerName %q, want %q", spec.SchedulerName, tc.schedulerName)
+			}
+			if q := job.Labels[localcluster.KueueQueueLabel]; q != tc.queue {
+				t.Errorf("the Job's queue label %q, want %q", q, tc.queue)
+			}
+			if suspended := ptr.Deref(job.Spec.Suspend, false); suspended != (tc.queue != "") {
+				t.Errorf("suspended %v; want it suspended only behind Kueue", suspended)
+			}
+			if q, ok := job.Spec.Template.Labels[localcluster.KueueQueueLabel]; ok {
+				t.Errorf("the pods carry the queue label %q: Kueue would admit each pod on its own", q)
+			}
+			if job.Labels[GroupLabel] != "0" {
+				t.Errorf("the Job lost its group label: %v", job.Labels)
 			}
 			pgs, err := client.SchedulingV1beta1().PodGroups("demo").List(ctx, metav1.ListOptions{})
 			if err != nil {
@@ -77,17 +101,18 @@ func TestPrepare(t *testing.T) {
 	}
 }
 
-// The simulator predicts fluence and stock; gang has no model and says so.
+// The simulator predicts fluence and stock, and each behind Kueue with
+// the quota model's admission in front; gang has no model and says so.
 func TestPredict(t *testing.T) {
 	w := workload(group("a", 2, 2000, 0, 1, 0), group("b", 2, 2000, 0.1, 1, 0), group("c", 1, 1000, 0.2, 1, 0))
-	for _, name := range []string{"fluence", "stock"} {
+	for name, model := range map[string]string{"fluence": "fluence", "stock": "stock", "stock+kueue": "quota", "fluence+kueue": "quota+fluence"} {
 		s, _ := NewScheduler(name)
 		r, why, err := Predict(s, w, 20*time.Second)
 		if err != nil || r == nil {
 			t.Fatalf("%s: %v, %q, %v", name, r, why, err)
 		}
-		if r.JobsCompleted != 3 || r.LowerBound <= 0 || r.Scheduler != name {
-			t.Errorf("%s predicted %d/3 completed, bound %v, scheduler %q", name, r.JobsCompleted, r.LowerBound, r.Scheduler)
+		if r.JobsCompleted != 3 || r.LowerBound <= 0 || r.Scheduler != model {
+			t.Errorf("%s predicted %d/3 completed, bound %v, scheduler %q; want 3/3 by %s", name, r.JobsCompleted, r.LowerBound, r.Scheduler, model)
 		}
 	}
 	gang, _ := NewScheduler("gang")

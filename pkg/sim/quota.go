@@ -1,9 +1,6 @@
 package sim
 
-import (
-	"errors"
-	"slices"
-)
+import "errors"
 
 // The quota model: Kueue-style admission in front of kube-scheduler
 // (docs/reference/peers.md 4; docs/reference/experiments.md 4.2, 5.3). One
@@ -39,91 +36,37 @@ func NewQuota(cpuQuota int64, podQuota int) Scheduler {
 // NewQuotaWith is NewQuota with the placement's time per attempt (0:
 // instantaneous, see StockOptions.AttemptSeconds).
 func NewQuotaWith(cpuQuota int64, podQuota int, attemptSeconds float64) Scheduler {
-	return &quota{cpuQuota: cpuQuota, podQuota: podQuota, attempt: attemptSeconds}
+	return &quota{admission: admission{cpuQuota: cpuQuota, podQuota: podQuota}, attempt: attemptSeconds}
 }
 
 type quota struct {
 	placer
-	cpuQuota int64 // as configured; 0 = the cluster's total
-	podQuota int
-	attempt  float64 // placement time per attempt
-	cpu      int64   // in force for this run
-
-	usedCPU  int64
-	usedPods int
-	waiting  []*Group // arrived, not admitted, in admission order
-	admitted []bool   // by group ID
-	cpuOf    []int64  // group cpu by group ID
-	retry    bool     // quota freed or a group arrived since the last admission pass
+	admission
+	attempt float64 // placement time per attempt
 }
 
 func (q *quota) Name() string { return "quota" }
 func (q *quota) Model() bool  { return true }
 func (q *quota) Config() string {
-	pods := "pods unlimited"
-	if q.podQuota > 0 {
-		pods = "pods " + trimFloat(float64(q.podQuota))
-	}
-	cpu := "cpu " + fmtCPU(q.cpuQuota)
-	if q.cpuQuota == 0 {
-		cpu = "cpu = cluster total"
-	}
-	return "model of Kueue-like quota admission: " + cpu + ", " + pods + ", then pod-by-pod placement" + attemptNote(q.attempt) + gpuCountNote(q.env)
+	return "model of Kueue-like quota admission: " + q.configNote() + ", then pod-by-pod placement" + attemptNote(q.attempt) + gpuCountNote(q.env)
 }
 
 // Start resets all state, so a model can be run more than once.
 func (q *quota) Start(env *Env) error {
 	q.placer = newPlacer(StockOptions{Backoff: DefaultBackoff, AttemptSeconds: q.attempt})
-	q.start(env)
-	q.cpu = q.cpuQuota
-	if q.cpu == 0 {
-		for _, n := range env.Cluster().Nodes {
-			q.cpu += n.CPU
-		}
-	}
-	q.usedCPU, q.usedPods, q.retry = 0, 0, false
-	q.waiting = nil
-	q.admitted = make([]bool, len(env.Groups()))
-	q.cpuOf = make([]int64, len(env.Groups()))
+	q.placer.start(env)
+	q.admission.start(env)
 	return nil
-}
-
-func groupCPU(g *Group) int64 {
-	var cpu int64
-	for _, p := range g.Spec.Pods {
-		cpu += p.CPU
-	}
-	return cpu
-}
-
-// admitBefore is the admission order: priority descending, then arrival,
-// then group index.
-func admitBefore(a, b *Group) bool {
-	if a.Spec.Priority != b.Spec.Priority {
-		return a.Spec.Priority > b.Spec.Priority
-	}
-	if a.Submit != b.Submit {
-		return a.Submit < b.Submit
-	}
-	return a.ID < b.ID
 }
 
 func (q *quota) Submit(g *Group) error {
 	if q.env == nil {
 		return errors.New("not started")
 	}
-	q.cpuOf[g.ID] = groupCPU(g)
-	// Groups arrive in time order, so this is nearly always an append.
-	i := len(q.waiting)
-	for i > 0 && admitBefore(g, q.waiting[i-1]) {
-		i--
-	}
-	q.waiting = slices.Insert(q.waiting, i, g)
-	q.retry = true
+	q.submit(g)
 	return nil
 }
 
-// Release returns the group's quota and is a cluster event for placement.
 // PodReleased: a bound pod was deleted; its node has room again.
 func (q *quota) PodReleased(g *Group, pod int) error {
 	q.event(g, pod)
@@ -133,11 +76,7 @@ func (q *quota) PodReleased(g *Group, pod int) error {
 // Release returns the group's quota once its last pod is gone, as Kueue
 // does when the workload finishes.
 func (q *quota) Release(g *Group) error {
-	if q.admitted[g.ID] {
-		q.usedCPU -= q.cpuOf[g.ID]
-		q.usedPods -= len(g.PodNode)
-		q.retry = true
-	}
+	q.release(g)
 	return nil
 }
 
@@ -145,23 +84,10 @@ func (q *quota) Schedule() error {
 	if q.env == nil {
 		return errors.New("not started")
 	}
-	if q.retry {
-		q.retry = false
-		now := q.env.Now()
-		rest := q.waiting[:0]
-		for _, g := range q.waiting {
-			cpu, pods := q.cpuOf[g.ID], len(g.PodNode)
-			if q.usedCPU+cpu <= q.cpu && (q.podQuota <= 0 || q.usedPods+pods <= q.podQuota) {
-				q.usedCPU += cpu
-				q.usedPods += pods
-				q.admitted[g.ID] = true
-				q.enqueue(g, now)
-				continue
-			}
-			rest = append(rest, g)
-		}
-		clear(q.waiting[len(rest):])
-		q.waiting = rest
+	// An admitted group's pods are created at its admission.
+	now := q.env.Now()
+	if err := q.admit(func(g *Group) error { q.enqueue(g, now); return nil }); err != nil {
+		return err
 	}
 	return q.schedule()
 }
