@@ -292,9 +292,9 @@ func (c *Core) trySubmit(g *group) {
 	if c.unslottedCount(g) == 0 {
 		return // nothing to ask with, nothing to judge early
 	}
-	free := c.unslotted(g)
-	if len(free) < need {
-		c.checkEarly(g, free, need)
+	free, missing := pickRoles(g, c.unslotted(g), need)
+	if missing > 0 {
+		c.checkEarly(g, free, len(free)+missing)
 		return
 	}
 	submit := c.now
@@ -304,7 +304,7 @@ func (c *Core) trySubmit(g *group) {
 	if g.hasLine {
 		submit, g.hasLine = min(submit, g.lineAt), false
 	}
-	c.submitPods(g, free[:need], submit)
+	c.submitPods(g, free, submit)
 }
 
 // submitPods queues one request for the pods at the given place in line.
@@ -334,7 +334,7 @@ func (c *Core) submitPods(g *group, pods []*Pod, submit int64) {
 	for _, sg := range slots {
 		for _, i := range sg.pods {
 			a.pods = append(a.pods, pods[i].UID)
-			a.slots = append(a.slots, &slot{shape: sg.shape, requires: filterKey(pods[i])})
+			a.slots = append(a.slots, &slot{shape: sg.shape, requires: filterKey(pods[i]), role: pods[i].Role})
 		}
 	}
 	g.allocs = append(g.allocs, a)

@@ -31,7 +31,7 @@ func (c *Core) PodSeen(p Pod, now int64) {
 		case !known && p.Owned && !p.Deleting && !p.Gated && p.Labeled.Key != "":
 			// Count the pods of labelled groups as they are created, so
 			// the first of them to be scheduled finds the group whole.
-			if g := c.groups[p.Labeled.Key]; g == nil || g.id.Size == p.Labeled.Size {
+			if g := c.groups[p.Labeled.Key]; g == nil || g.id.Size == p.Labeled.Size && g.id.Roles == p.Labeled.Roles {
 				c.addMember(&p, p.Labeled, false)
 			}
 		case known && p.Deleting:
@@ -291,7 +291,7 @@ func (c *Core) adopt(p *Pod) {
 	a.began = min(a.began, began)
 	a.dur = max(c.seconds(dur)-(c.now-a.began), 1)
 	g.since = min(g.since, max(a.began, 0)) // it waited no less than nothing
-	s := &slot{shape: c.shapeOf(p, 0), node: p.NodeName, pod: p.UID, name: p.String(), reserved: true, bound: true}
+	s := &slot{shape: c.shapeOf(p, 0), role: p.Role, node: p.NodeName, pod: p.UID, name: p.String(), reserved: true, bound: true}
 	a.slots = append(a.slots, s)
 	g.members[p.UID] = p
 	c.podKey[p.UID] = key

@@ -297,10 +297,12 @@ func (s *script) exec(f []string) error {
 		p.Apart = args["apart"] == "true" // one per node, as the engine knows it
 		p.Gated = args["gated"] == "true" // scheduling gates: see "ungate"
 		p.PreemptNever = args["preempt"] == "Never"
+		p.Role = args["role"] // its part in a multi-role group
 		id := NewGroupID("ns", f[1], 1, SourcePod)
 		if g := args["group"]; g != "" {
 			name, size, _ := strings.Cut(g, "/")
 			id = NewGroupID("ns", name, int32(atoi(size)), SourceLabel)
+			id.Roles = scriptRoles(args["roles"])
 			p.Labeled = id
 		}
 		// A group defined by an object: its pods are not labelled, and the
@@ -313,6 +315,9 @@ func (s *script) exec(f []string) error {
 		}
 		if gp, ok := args["gprio"]; ok { // the group object's own priority
 			id.Priority, id.HasPriority = int32(atoi(gp)), true
+		}
+		if args["group"] == "" && args["roles"] != "" { // roles of a group defined by an object
+			id.Roles = scriptRoles(args["roles"])
 		}
 		id.PreemptionPolicy = args["gpreempt"]            // the group object's preemptionPolicy
 		id.DisruptionSingle = args["disrupt"] == "single" // ... and its disruptionMode
@@ -663,6 +668,9 @@ func (s *script) state() {
 			continue
 		}
 		fmt.Fprintf(&s.out, "  group %s size %d %s", g.id.Key, g.id.Size, g.phase())
+		if g.id.Roles != "" {
+			fmt.Fprintf(&s.out, " roles %s", g.id.Roles)
+		}
 		if g.reason != "" {
 			fmt.Fprintf(&s.out, " (%s)", g.reason)
 		}
@@ -801,6 +809,20 @@ func (f attrFilter) Describe() string {
 		return f.kind + " devices"
 	}
 	return f.kind + " devices with " + strings.Join(f.attrs, ", ")
+}
+
+// scriptRoles reads a multi-role group's roles, launcher:1,workers:8, as
+// GroupID.Roles spells them.
+func scriptRoles(spec string) string {
+	if spec == "" {
+		return ""
+	}
+	var roles []Role
+	for _, rc := range strings.Split(spec, ",") {
+		name, n, _ := strings.Cut(rc, ":")
+		roles = append(roles, Role{Name: name, Min: int32(atoi(n))})
+	}
+	return RoleSizes(roles)
 }
 
 // parseMin reads minimum resources: cpu:16,mem:8Gi,gpu:2,pods:10.

@@ -119,6 +119,17 @@ type GroupStatus struct {
 	EvictedBy    string
 	PreemptNote  string
 	YieldsTo     string
+	// Roles are a multi-role group's roles, by name (nil for a group of
+	// one role).
+	Roles []RoleStatus
+}
+
+// RoleStatus is one role of a multi-role group: its least count, its
+// pods that exist and have not ended, and those holding a slot.
+type RoleStatus struct {
+	Name         string
+	Min          int32
+	Pods, Placed int
 }
 
 // Refusal is the nodes that turned one pod away.
@@ -439,6 +450,7 @@ func (c *Core) groupBase(g *group) (GroupStatus, waitingOn) {
 	if h := g.preempt; h != nil {
 		st.Preempting, st.PreemptUntil = slices.Clone(h.victims), h.until
 	}
+	st.Roles = roleStatus(g)
 	unlimited := false
 	for _, a := range g.allocs {
 		if d := c.domainOfAlloc(a); d != "" && !slices.Contains(st.Domains, d) {

@@ -88,6 +88,10 @@ type GroupID struct {
 	Key    string
 	Size   int32
 	Source string
+	// Roles, for a multi-role group, is each role's least count as
+	// RoleSizes spells it ("launcher=1,workers=8"), the counts adding up
+	// to Size; "" for a group of one role (roles.go).
+	Roles string
 	// Priority, when HasPriority, is the group's own priority (a
 	// Kubernetes PodGroup's spec.priority): it orders the group in the
 	// queue instead of the highest priority among its pods.
@@ -235,6 +239,10 @@ type Pod struct {
 	// Allocation is the allocation record written at binding (see
 	// Core.Record), when the pod carries one.
 	Allocation string
+	// Role is the pod's part in a multi-role group (GroupID.Roles): its
+	// role label, the child PodGroup it names, or its JobSet replicated
+	// job. Ignored in a group without roles.
+	Role string
 	// Labeled is the pod's group when its own labels give name and size,
 	// so its arrival is counted before it is scheduled. Zero otherwise.
 	Labeled GroupID
