@@ -356,6 +356,12 @@ func (s *resolution) jobSet(job *batchv1.Job, ref *metav1.OwnerReference) (gang.
 			s.ns, job.Name, s.ns, ref.Name, JobSetReplicatedJobLabel)
 	}
 	structural := func() (gang.GroupID, error) {
+		switch whole, err := s.wholeJobSet(js); {
+		case err != nil:
+			return gang.GroupID{}, err
+		case whole:
+			return s.jobSetGang(js)
+		}
 		replicas, err := s.replicatedJobReplicas(js, rjName)
 		if err != nil {
 			return gang.GroupID{}, err
