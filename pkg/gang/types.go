@@ -65,6 +65,10 @@ const (
 	// namespace/native-podgroup:name, apart from a scheduler-plugins
 	// PodGroup or a labelled group of the same name.
 	SourceNativePodGroup = "native-podgroup"
+	// SourceCompositePodGroup: a Kubernetes CompositePodGroup
+	// (scheduling.k8s.io/v1alpha3) whose child PodGroups are its roles;
+	// keyed namespace/composite-podgroup:name.
+	SourceCompositePodGroup = "composite-podgroup"
 	// SourceVolcanoPodGroup: a Volcano PodGroup (scheduling.volcano.sh)
 	// named by the pod's annotation; keyed namespace/volcano-podgroup:name.
 	SourceVolcanoPodGroup = "volcano-podgroup"
