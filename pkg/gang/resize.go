@@ -86,7 +86,7 @@ func (c *Core) GroupChanged(ns, name string, now int64) {
 	// Activations are a set, taken in name order: the map's order does
 	// not reach them.
 	for _, g := range c.groups {
-		if g.id.Namespace != ns || g.id.Name != name {
+		if g.id.Namespace != ns || g.id.Name != name && !g.hasRole(name) {
 			continue
 		}
 		for _, p := range g.sortedMembers() {

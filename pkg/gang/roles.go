@@ -190,3 +190,10 @@ func rolesDetail(roles []RoleStatus) string {
 func rolesMissing(roles []RoleStatus) bool {
 	return slices.ContainsFunc(roles, func(r RoleStatus) bool { return r.Pods < int(r.Min) })
 }
+
+// hasRole reports whether the group has a role of that name: a
+// CompositePodGroup's children are its roles, and a child that changes
+// changes the group.
+func (g *group) hasRole(name string) bool {
+	return slices.ContainsFunc(g.id.RoleList(), func(r Role) bool { return r.Name == name })
+}

@@ -2,6 +2,7 @@ package gang
 
 import (
 	"bufio"
+	"cmp"
 	"flag"
 	"fmt"
 	"maps"
@@ -307,7 +308,7 @@ func (s *script) exec(f []string) error {
 		}
 		// A group defined by an object: its pods are not labelled, and the
 		// core reports the group's condition.
-		for arg, source := range map[string]string{"podgroup": SourcePodGroup, "native": SourceNativePodGroup} {
+		for arg, source := range map[string]string{"podgroup": SourcePodGroup, "native": SourceNativePodGroup, "composite": SourceCompositePodGroup} {
 			if g := args[arg]; g != "" {
 				name, size, _ := strings.Cut(g, "/")
 				id = NewGroupID("ns", name, int32(atoi(size)), source)
@@ -491,20 +492,24 @@ func (s *script) exec(f []string) error {
 		s.fw.Remove(p.UID)
 		s.fw.Add(*p, id, s.now)
 	case "resize":
-		// resize NAME SIZE: the object defining group NAME (a PodGroup, a
-		// Job) now says SIZE; its pods resolve to it from now on, and the
-		// core hears that the object changed.
+		// resize NAME SIZE [roles=...] [changed=OBJECT]: the object
+		// defining group NAME (a PodGroup, a Job) now says SIZE (and these
+		// roles); its pods resolve to it from now on, and the core hears
+		// that the object changed: NAME's, or OBJECT (a composite's child).
 		size := int32(atoi(f[2]))
 		for pod, id := range s.groups {
 			if id.Name == f[1] && id.Source != SourceLabel {
 				id.Size = size
+				if r, ok := args["roles"]; ok {
+					id.Roles = scriptRoles(r)
+				}
 				s.groups[pod] = id
 				if fp := s.fw.pods[s.pods[pod].UID]; fp != nil {
 					fp.group = id
 				}
 			}
 		}
-		s.core.GroupChanged("ns", f[1], s.now)
+		s.core.GroupChanged("ns", cmp.Or(args["changed"], f[1]), s.now)
 		s.run(false)
 	case "podgroup":
 		// podgroup NAME [min=...] [ptimeout=N]: the PodGroup defining group
