@@ -167,6 +167,13 @@ func (c *Core) takePolicy(g *group, id GroupID) {
 			c.replan(g, "its minimum resources changed")
 		}
 	}
+	if id.Roles != "" && id.TopologyKey == "" && id.TopologyPreferred == "" {
+		// A role that asks for no domain goes in the one another role
+		// asks for: its pods (a launcher without the workers' annotation)
+		// would otherwise undo that ask at every cycle, and the group
+		// would be planned again and again.
+		return
+	}
 	if g.id.TopologyKey != id.TopologyKey || g.id.TopologyPreferred != id.TopologyPreferred {
 		g.id.TopologyKey, g.id.TopologyPreferred = id.TopologyKey, id.TopologyPreferred
 		c.replan(g, "its topology constraint changed")
