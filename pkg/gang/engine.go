@@ -493,7 +493,7 @@ func (c *Core) checkEarly(g *group, free []*Pod, need int) {
 // overrunning allocations are extended.
 func (c *Core) Tick(now int64) {
 	c.advance(now)
-	if !c.rebuildDue() && c.q.Waiting() == 0 && !c.holdEnded() && !c.waitingGroups() && len(c.gathering) == 0 {
+	if !c.rebuildDue() && c.q.Waiting() == 0 && !c.holdEnded() && !c.waitingGroups() && len(c.gathering) == 0 && len(c.joinDue) == 0 {
 		return
 	}
 	engine := c.ensureEngine()
@@ -505,12 +505,11 @@ func (c *Core) Tick(now int64) {
 		c.trySubmit(g)
 	}
 	c.schedule()
-	if c.joinDue {
+	if len(c.joinDue) > 0 {
 		// Nothing else would ask for them: their pods were told to wait
-		// when the group was reserved, and a loop runs only while
-		// something waits in the queue.
-		c.joinDue = false
-		for _, g := range c.touchedGroups() {
+		// when the group was reserved or still gathering, and a loop runs
+		// only while something waits in the queue.
+		for _, g := range c.groupsOf(c.joinDue) {
 			c.trySubmit(g)
 		}
 		c.schedule()
@@ -691,7 +690,7 @@ func (c *Core) started(g *group, a *alloc, at int64) {
 		}
 	}
 	if c.unslottedCount(g) > 0 {
-		c.joinDue = true
+		c.joinDue[g.id.Key] = true
 	}
 	if joining {
 		return // the group was placed before; its whole condition tells

@@ -81,19 +81,26 @@ func (id GroupID) rolesAgree() string {
 }
 
 // pickRoles chooses the pods a group that has not started asks with: the
-// first need of them, or, for a multi-role group whose need is its whole
-// size, the oldest of each role up to the role's count. missing counts
-// the pods still to come (per role, summed); the pods picked keep their
-// order.
+// first need of them, or, for a multi-role group, the oldest of each role
+// up to what the role still needs (its count, less its slots kept vacant
+// on their nodes or asked for). missing counts the pods still to come
+// (per role, summed); the pods picked keep their order.
 func pickRoles(g *group, free []*Pod, need int) (picked []*Pod, missing int) {
 	roles := g.id.RoleList()
-	if roles == nil || need != int(g.id.Size) {
+	if roles == nil {
 		n := min(need, len(free))
 		return free[:n], need - n
 	}
 	left := map[string]int32{}
 	for _, r := range roles {
 		left[r.Name] = r.Min
+	}
+	for _, a := range g.allocs {
+		for _, s := range a.slots {
+			if !a.running || !s.done {
+				left[s.role]--
+			}
+		}
 	}
 	for _, p := range free {
 		if left[p.Role] > 0 {
@@ -102,7 +109,7 @@ func pickRoles(g *group, free []*Pod, need int) (picked []*Pod, missing int) {
 		}
 	}
 	for _, r := range roles {
-		missing += int(left[r.Name])
+		missing += int(max(left[r.Name], 0))
 	}
 	return picked, missing
 }
