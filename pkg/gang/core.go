@@ -106,10 +106,12 @@ type Core struct {
 	// touched: keys of groups something happened to since the loop last
 	// asked them for a request (touched.go).
 	touched map[string]bool
-	// joinDue: a queue loop started a group that has pods beyond the
-	// allocation (an elastic group's): they ask to join before the loop
-	// ends, as a scheduling cycle's Place would have them ask.
-	joinDue bool
+	// joinDue: keys of groups that started with pods beyond the
+	// allocation (an elastic group's; a role's pods beyond its count):
+	// those pods ask to join in the loop (Tick), as a scheduling cycle's
+	// Place would have them ask. Pods told to wait before their group
+	// started have no cycle to come: nothing else would ask for them.
+	joinDue map[string]bool
 	podKey  map[string]string // UID -> group key
 	// gated: labelled pods that wait for their scheduling gates, UID ->
 	// group key, and how many each group has (setGated keeps both). They
@@ -222,6 +224,7 @@ func New(cfg Config) (*Core, error) {
 		dirty:         true,
 		groups:        map[string]*group{},
 		touched:       map[string]bool{},
+		joinDue:       map[string]bool{},
 		podKey:        map[string]string{},
 		gated:         map[string]string{},
 		gatedCount:    map[string]int{},

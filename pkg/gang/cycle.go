@@ -1,6 +1,9 @@
 package gang
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+)
 
 // Place answers a pod's scheduling cycle (PreFilter): where the pod goes,
 // or why it waits. id is the pod's resolved group.
@@ -11,8 +14,19 @@ func (c *Core) Place(p Pod, id GroupID, now int64) Verdict {
 		return Verdict{Final: true, Reason: "fluence: pod " + p.String() + " is already bound or ended"}
 	}
 	g := c.addMember(&p, id, true)
-	if g.id.Size != id.Size && !c.sizeChanged(g, &p, id) {
+	if why := id.rolesAgree(); why != "" {
+		if g.state != invalid || g.reason != why {
+			c.touch(g)
+			g.state, g.reason, g.invalidBy = invalid, why, p.UID
+			c.explain(g, true, "FluenceInvalidGroup", why)
+		}
+		return Verdict{Final: true, Reason: "fluence: " + why}
+	}
+	if (g.id.Size != id.Size || g.id.Roles != id.Roles) && !c.sizeChanged(g, &p, id) {
 		why := fmt.Sprintf("pods of group %s disagree on its size: %s says %d, others say %d", id.Key, p.String(), id.Size, g.id.Size)
+		if g.id.Size == id.Size {
+			why = fmt.Sprintf("pods of group %s disagree on its roles: %s says %s, others say %s", id.Key, p.String(), cmp.Or(id.Roles, "none"), cmp.Or(g.id.Roles, "none"))
+		}
 		if g.state != invalid || g.reason != why {
 			c.touch(g)
 			g.state, g.reason, g.invalidBy = invalid, why, p.UID
@@ -67,9 +81,13 @@ func (c *Core) Place(p Pod, id GroupID, now int64) Verdict {
 		return waitf("pod group %s lost pods to the preemption by %s; this pod waits until %s has started", g.id.Key, g.yieldTo, g.yieldTo)
 	}
 	if g.queuedPods() == 0 {
-		have := len(c.unslotted(g)) + g.liveSlots()
-		if have < int(g.id.Size) {
+		free := c.unslotted(g)
+		have, byRole := len(free)+g.liveSlots(), podsByRole(free)
+		if have < int(g.id.Size) || !g.underway() && roleShort(g.id, byRole) {
 			gated := gatedNote(c.gatedCount[g.id.Key])
+			if rc := roleCounts(g.id, byRole); rc != "" {
+				gated = " (" + rc + ")" + gated
+			}
 			c.condition(g, Waiting, fmt.Sprintf("waiting for pods: %d of %d exist%s", have, g.id.Size, gated))
 			return waitf("waiting for the pods of group %s: %d of %d exist%s", g.id.Key, have, g.id.Size, gated)
 		}

@@ -292,9 +292,9 @@ func (c *Core) trySubmit(g *group) {
 	if c.unslottedCount(g) == 0 {
 		return // nothing to ask with, nothing to judge early
 	}
-	free := c.unslotted(g)
-	if len(free) < need {
-		c.checkEarly(g, free, need)
+	free, missing := pickRoles(g, c.unslotted(g), need)
+	if missing > 0 {
+		c.checkEarly(g, free, len(free)+missing)
 		return
 	}
 	submit := c.now
@@ -308,7 +308,7 @@ func (c *Core) trySubmit(g *group) {
 		// Moved to make room: placed again first (preempt_move.go).
 		submit, mv.lined = min(submit, mv.line), true
 	}
-	c.submitPods(g, free[:need], submit)
+	c.submitPods(g, free, submit)
 }
 
 // submitPods queues one request for the pods at the given place in line.
@@ -338,7 +338,7 @@ func (c *Core) submitPods(g *group, pods []*Pod, submit int64) {
 	for _, sg := range slots {
 		for _, i := range sg.pods {
 			a.pods = append(a.pods, pods[i].UID)
-			a.slots = append(a.slots, &slot{shape: sg.shape, requires: filterKey(pods[i])})
+			a.slots = append(a.slots, &slot{shape: sg.shape, requires: filterKey(pods[i]), role: pods[i].Role})
 		}
 	}
 	g.allocs = append(g.allocs, a)
@@ -497,7 +497,7 @@ func (c *Core) checkEarly(g *group, free []*Pod, need int) {
 // overrunning allocations are extended.
 func (c *Core) Tick(now int64) {
 	c.advance(now)
-	if !c.rebuildDue() && c.q.Waiting() == 0 && !c.holdEnded() && !c.waitingGroups() && len(c.gathering) == 0 {
+	if !c.rebuildDue() && c.q.Waiting() == 0 && !c.holdEnded() && !c.waitingGroups() && len(c.gathering) == 0 && len(c.joinDue) == 0 {
 		return
 	}
 	engine := c.ensureEngine()
@@ -509,12 +509,11 @@ func (c *Core) Tick(now int64) {
 		c.trySubmit(g)
 	}
 	c.schedule()
-	if c.joinDue {
+	if len(c.joinDue) > 0 {
 		// Nothing else would ask for them: their pods were told to wait
-		// when the group was reserved, and a loop runs only while
-		// something waits in the queue.
-		c.joinDue = false
-		for _, g := range c.touchedGroups() {
+		// when the group was reserved or still gathering, and a loop runs
+		// only while something waits in the queue.
+		for _, g := range c.groupsOf(c.joinDue) {
 			c.trySubmit(g)
 		}
 		c.schedule()
@@ -695,7 +694,7 @@ func (c *Core) started(g *group, a *alloc, at int64) {
 		}
 	}
 	if c.unslottedCount(g) > 0 {
-		c.joinDue = true
+		c.joinDue[g.id.Key] = true
 	}
 	if joining {
 		return // the group was placed before; its whole condition tells

@@ -103,11 +103,14 @@ func (s *Snapshot) Explain(key string) (Explanation, bool) {
 		s.explainPlaced(&e)
 	default:
 		e.Verdict = VerdictGathering
-		if g.Pods >= int(g.ID.Size) {
+		if g.Pods >= int(g.ID.Size) && !rolesMissing(g.Roles) {
 			e.Summary = fmt.Sprintf("%s has its %d pods; the engine takes it up at its next loop (about once a second, or when resources are freed).", key, g.ID.Size)
 			break
 		}
 		e.Summary = fmt.Sprintf("%s waits for its pods: %d of %d exist (it was first seen %s).", key, g.Pods, g.ID.Size, s.ago(g.Since))
+		if g.Pods >= int(g.ID.Size) {
+			e.Summary = fmt.Sprintf("%s waits for its pods: %d of %d exist, but some role has fewer than its count (it was first seen %s).", key, g.Pods, g.ID.Size, s.ago(g.Since))
+		}
 		switch {
 		case g.Gated == 1:
 			e.Details = append(e.Details, "1 more exists but waits for its scheduling gates (spec.schedulingGates); it counts once they are lifted.")
@@ -121,6 +124,9 @@ func (s *Snapshot) Explain(key string) (Explanation, bool) {
 			e.Details = append(e.Details, fmt.Sprintf("Held out of the scheduling queue until then: %d of its pods. They take no scheduling cycle, so they have no PodScheduled condition and no FailedScheduling event; once the group has waited %ds, a FluenceGroupWaiting event on its first pod says what it waits for.", g.Held, s.gatherNotice))
 		}
 		e.Details = append(e.Details, "A group is placed whole: the engine takes it up once all its pods exist.")
+	}
+	if d := rolesDetail(g.Roles); d != "" {
+		e.Details = append(e.Details, d)
 	}
 	if len(g.Domains) > 0 {
 		e.Details = append(e.Details, topologyDetail(g))

@@ -50,7 +50,7 @@ func (c *Core) Hold(p Pod, now int64) (bool, string) {
 	if key, member := c.podKey[p.UID]; member && key != id.Key {
 		return false, "" // it is changing groups: its cycle sorts that out
 	}
-	have, short := c.quorumShort(id, p.UID)
+	have, short := c.quorumShort(id, p.UID, p.Role)
 	if !short {
 		return false, ""
 	}
@@ -78,7 +78,10 @@ func (c *Core) Hold(p Pod, now int64) (bool, string) {
 // that is short of the size the labels say with nothing else to decide:
 // no allocation, nothing finished, not judged, no hold or eviction
 // pending. Anything else is for a scheduling cycle to answer.
-func (c *Core) quorumShort(id GroupID, uid string) (int, bool) {
+//
+// A multi-role group is short while any role has fewer pods than its
+// count, whatever the total: role is the role of the pod uid.
+func (c *Core) quorumShort(id GroupID, uid, role string) (int, bool) {
 	if id.Size <= 1 {
 		return 0, false
 	}
@@ -89,20 +92,22 @@ func (c *Core) quorumShort(id GroupID, uid string) (int, bool) {
 		}
 		return 1, true
 	}
-	if g.id.Size != id.Size || g.state != gathering || len(g.allocs) > 0 || len(g.finished) > 0 ||
+	if g.id.Size != id.Size || g.id.Roles != id.Roles || g.state != gathering || len(g.allocs) > 0 || len(g.finished) > 0 ||
 		g.everPlaced || g.evictedBy != "" || g.yieldTo != "" || c.now < g.holdUntil {
 		return 0, false
 	}
-	have := 0
+	have, byRole := 0, map[string]int{}
 	for u, m := range g.members {
 		if u != uid && m.NodeName == "" && !m.Deleting {
 			have++
+			byRole[m.Role]++
 		}
 	}
 	if uid != "" {
 		have++
+		byRole[role]++
 	}
-	return have, have < int(id.Size)
+	return have, have < int(id.Size) || roleShort(id, func(r string) int { return byRole[r] })
 }
 
 func (c *Core) gatherNote(id GroupID, have int) string {
@@ -117,7 +122,7 @@ func (c *Core) releaseGathered() {
 	for _, key := range slices.Sorted(maps.Keys(c.gatherTouched)) {
 		w := c.gathering[key]
 		if w != nil {
-			_, short := c.quorumShort(w.id, "")
+			_, short := c.quorumShort(w.id, "", "")
 			for _, uid := range slices.Sorted(maps.Keys(w.pods)) {
 				if other, ok := c.podKey[uid]; !short || ok && other != key {
 					c.gatherGone(uid)
@@ -169,7 +174,7 @@ func (c *Core) tickGathering() {
 			continue // (no group: its pods have not reached the core yet)
 		}
 		w.told = true
-		have, _ := c.quorumShort(w.id, "")
+		have, _ := c.quorumShort(w.id, "", "")
 		c.explain(g, false, "FluenceGroupWaiting", fmt.Sprintf("pod group %s (%d pods) is waiting for its pods: %d of %d exist%s; they stay out of the scheduling queue until all of them exist",
 			key, w.id.Size, have, w.id.Size, gatedNote(c.gatedCount[key])))
 	}
@@ -204,7 +209,7 @@ func (c *Core) checkGathering(bad func(string, ...any)) {
 		if len(w.pods) == 0 {
 			bad("group %s is recorded as holding pods but holds none", key)
 		}
-		if _, short := c.quorumShort(w.id, ""); !short {
+		if _, short := c.quorumShort(w.id, "", ""); !short {
 			bad("group %s holds %d pods but is not short of its %d", key, len(w.pods), w.id.Size)
 		}
 	}

@@ -187,7 +187,9 @@ func (c *Core) vacantFor(g *group, p *Pod) *slot {
 			continue
 		}
 		for _, s := range a.slots {
-			if s.pod != "" || s.done || !c.fitsShape(p, s.shape) || s.requires != req {
+			// A worker of the same shape never stands in for a lost
+			// launcher: the group's roles would no longer add up.
+			if s.pod != "" || s.done || !c.fitsShape(p, s.shape) || s.requires != req || g.id.Roles != "" && s.role != p.Role {
 				continue
 			}
 			n := c.nodes[s.node]

@@ -31,7 +31,7 @@ func (c *Core) PodSeen(p Pod, now int64) {
 		case !known && p.Owned && !p.Deleting && !p.Gated && p.Labeled.Key != "":
 			// Count the pods of labelled groups as they are created, so
 			// the first of them to be scheduled finds the group whole.
-			if g := c.groups[p.Labeled.Key]; g == nil || g.id.Size == p.Labeled.Size {
+			if g := c.groups[p.Labeled.Key]; g == nil || g.id.Size == p.Labeled.Size && g.id.Roles == p.Labeled.Roles {
 				c.addMember(&p, p.Labeled, false)
 			}
 		case known && p.Deleting:
@@ -167,6 +167,13 @@ func (c *Core) takePolicy(g *group, id GroupID) {
 			c.replan(g, "its minimum resources changed")
 		}
 	}
+	if id.Roles != "" && id.TopologyKey == "" && id.TopologyPreferred == "" {
+		// A role that asks for no domain goes in the one another role
+		// asks for: its pods (a launcher without the workers' annotation)
+		// would otherwise undo that ask at every cycle, and the group
+		// would be planned again and again.
+		return
+	}
 	if g.id.TopologyKey != id.TopologyKey || g.id.TopologyPreferred != id.TopologyPreferred {
 		g.id.TopologyKey, g.id.TopologyPreferred = id.TopologyKey, id.TopologyPreferred
 		c.replan(g, "its topology constraint changed")
@@ -291,7 +298,7 @@ func (c *Core) adopt(p *Pod) {
 	a.began = min(a.began, began)
 	a.dur = max(c.seconds(dur)-(c.now-a.began), 1)
 	g.since = min(g.since, max(a.began, 0)) // it waited no less than nothing
-	s := &slot{shape: c.shapeOf(p, 0), node: p.NodeName, pod: p.UID, name: p.String(), reserved: true, bound: true}
+	s := &slot{shape: c.shapeOf(p, 0), role: p.Role, node: p.NodeName, pod: p.UID, name: p.String(), reserved: true, bound: true}
 	a.slots = append(a.slots, s)
 	g.members[p.UID] = p
 	c.podKey[p.UID] = key

@@ -1,6 +1,9 @@
 package gang
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+)
 
 // A group's definition may change while it waits or runs: a Kubernetes
 // PodGroup's minCount is mutable, a Job's parallelism and a
@@ -24,14 +27,19 @@ func (c *Core) sizeChanged(g *group, p *Pod, id GroupID) bool {
 			if m.UID == p.UID || m.NodeName != "" || m.Labeled.Key != id.Key {
 				continue
 			}
-			if m.Labeled.Size != id.Size {
+			if m.Labeled.Size != id.Size || m.Labeled.Roles != id.Roles {
 				return false
 			}
 		}
 	}
-	old := g.id.Size
-	g.id.Size = id.Size
-	c.replan(g, fmt.Sprintf("its size changed from %d to %d", old, id.Size))
+	why := fmt.Sprintf("its size changed from %d to %d", g.id.Size, id.Size)
+	if g.id.Roles != id.Roles {
+		// A composite that gains a child, a JobSet whose replicated job
+		// grows: the roles change with the size.
+		why = fmt.Sprintf("its roles changed from %s to %s", cmp.Or(g.id.Roles, "none"), cmp.Or(id.Roles, "none"))
+	}
+	g.id.Size, g.id.Roles = id.Size, id.Roles
+	c.replan(g, why)
 	return true
 }
 
@@ -78,7 +86,7 @@ func (c *Core) GroupChanged(ns, name string, now int64) {
 	// Activations are a set, taken in name order: the map's order does
 	// not reach them.
 	for _, g := range c.groups {
-		if g.id.Namespace != ns || g.id.Name != name {
+		if g.id.Namespace != ns || g.id.Name != name && !g.hasRole(name) {
 			continue
 		}
 		for _, p := range g.sortedMembers() {

@@ -2,6 +2,7 @@ package gang
 
 import (
 	"bufio"
+	"cmp"
 	"flag"
 	"fmt"
 	"maps"
@@ -301,15 +302,17 @@ func (s *script) exec(f []string) error {
 		if v, ok := args["ckpt"]; ok {        // its workload's last checkpoint (the checkpointed-at annotation)
 			p.Checkpointed, p.HasCheckpoint = atoi(v), true
 		}
+		p.Role = args["role"] // its part in a multi-role group
 		id := NewGroupID("ns", f[1], 1, SourcePod)
 		if g := args["group"]; g != "" {
 			name, size, _ := strings.Cut(g, "/")
 			id = NewGroupID("ns", name, int32(atoi(size)), SourceLabel)
+			id.Roles = scriptRoles(args["roles"])
 			p.Labeled = id
 		}
 		// A group defined by an object: its pods are not labelled, and the
 		// core reports the group's condition.
-		for arg, source := range map[string]string{"podgroup": SourcePodGroup, "native": SourceNativePodGroup} {
+		for arg, source := range map[string]string{"podgroup": SourcePodGroup, "native": SourceNativePodGroup, "composite": SourceCompositePodGroup} {
 			if g := args[arg]; g != "" {
 				name, size, _ := strings.Cut(g, "/")
 				id = NewGroupID("ns", name, int32(atoi(size)), source)
@@ -317,6 +320,9 @@ func (s *script) exec(f []string) error {
 		}
 		if gp, ok := args["gprio"]; ok { // the group object's own priority
 			id.Priority, id.HasPriority = int32(atoi(gp)), true
+		}
+		if args["group"] == "" && args["roles"] != "" { // roles of a group defined by an object
+			id.Roles = scriptRoles(args["roles"])
 		}
 		id.PreemptionPolicy = args["gpreempt"]            // the group object's preemptionPolicy
 		id.DisruptionSingle = args["disrupt"] == "single" // ... and its disruptionMode
@@ -494,20 +500,24 @@ func (s *script) exec(f []string) error {
 		s.fw.Remove(p.UID)
 		s.fw.Add(*p, id, s.now)
 	case "resize":
-		// resize NAME SIZE: the object defining group NAME (a PodGroup, a
-		// Job) now says SIZE; its pods resolve to it from now on, and the
-		// core hears that the object changed.
+		// resize NAME SIZE [roles=...] [changed=OBJECT]: the object
+		// defining group NAME (a PodGroup, a Job) now says SIZE (and these
+		// roles); its pods resolve to it from now on, and the core hears
+		// that the object changed: NAME's, or OBJECT (a composite's child).
 		size := int32(atoi(f[2]))
 		for pod, id := range s.groups {
 			if id.Name == f[1] && id.Source != SourceLabel {
 				id.Size = size
+				if r, ok := args["roles"]; ok {
+					id.Roles = scriptRoles(r)
+				}
 				s.groups[pod] = id
 				if fp := s.fw.pods[s.pods[pod].UID]; fp != nil {
 					fp.group = id
 				}
 			}
 		}
-		s.core.GroupChanged("ns", f[1], s.now)
+		s.core.GroupChanged("ns", cmp.Or(args["changed"], f[1]), s.now)
 		s.run(false)
 	case "podgroup":
 		// podgroup NAME [min=...] [ptimeout=N]: the PodGroup defining group
@@ -671,6 +681,9 @@ func (s *script) state() {
 			continue
 		}
 		fmt.Fprintf(&s.out, "  group %s size %d %s", g.id.Key, g.id.Size, g.phase())
+		if g.id.Roles != "" {
+			fmt.Fprintf(&s.out, " roles %s", g.id.Roles)
+		}
 		if g.reason != "" {
 			fmt.Fprintf(&s.out, " (%s)", g.reason)
 		}
@@ -809,6 +822,20 @@ func (f attrFilter) Describe() string {
 		return f.kind + " devices"
 	}
 	return f.kind + " devices with " + strings.Join(f.attrs, ", ")
+}
+
+// scriptRoles reads a multi-role group's roles, launcher:1,workers:8, as
+// GroupID.Roles spells them.
+func scriptRoles(spec string) string {
+	if spec == "" {
+		return ""
+	}
+	var roles []Role
+	for _, rc := range strings.Split(spec, ",") {
+		name, n, _ := strings.Cut(rc, ":")
+		roles = append(roles, Role{Name: name, Min: int32(atoi(n))})
+	}
+	return RoleSizes(roles)
 }
 
 // parseMin reads minimum resources: cpu:16,mem:8Gi,gpu:2,pods:10.

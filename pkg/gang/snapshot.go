@@ -122,6 +122,17 @@ type GroupStatus struct {
 	EvictedBy     string
 	PreemptNote   string
 	YieldsTo      string
+	// Roles are a multi-role group's roles, by name (nil for a group of
+	// one role).
+	Roles []RoleStatus
+}
+
+// RoleStatus is one role of a multi-role group: its least count, its
+// pods that exist and have not ended, and those holding a slot.
+type RoleStatus struct {
+	Name         string
+	Min          int32
+	Pods, Placed int
 }
 
 // Refusal is the nodes that turned one pod away.
@@ -442,6 +453,7 @@ func (c *Core) groupBase(g *group) (GroupStatus, waitingOn) {
 	if h := g.preempt; h != nil {
 		st.Preempting, st.PreemptUntil, st.PreemptChoice = slices.Clone(h.victims), h.until, h.choice
 	}
+	st.Roles = roleStatus(g)
 	unlimited := false
 	for _, a := range g.allocs {
 		if d := c.domainOfAlloc(a); d != "" && !slices.Contains(st.Domains, d) {

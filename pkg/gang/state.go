@@ -35,6 +35,7 @@ func (s groupState) String() string { return groupStateNames[s] }
 type slot struct {
 	shape    Shape
 	requires string // the pod's filter key, "" for any node
+	role     string // the pod's role in a multi-role group
 	node     string
 	pod      string // UID; "" when vacant (its pod went away after others bound)
 	name     string // the pod's namespace/name, for messages

@@ -65,6 +65,10 @@ const (
 	// namespace/native-podgroup:name, apart from a scheduler-plugins
 	// PodGroup or a labelled group of the same name.
 	SourceNativePodGroup = "native-podgroup"
+	// SourceCompositePodGroup: a Kubernetes CompositePodGroup
+	// (scheduling.k8s.io/v1alpha3) whose child PodGroups are its roles;
+	// keyed namespace/composite-podgroup:name.
+	SourceCompositePodGroup = "composite-podgroup"
 	// SourceVolcanoPodGroup: a Volcano PodGroup (scheduling.volcano.sh)
 	// named by the pod's annotation; keyed namespace/volcano-podgroup:name.
 	SourceVolcanoPodGroup = "volcano-podgroup"
@@ -88,6 +92,10 @@ type GroupID struct {
 	Key    string
 	Size   int32
 	Source string
+	// Roles, for a multi-role group, is each role's least count as
+	// RoleSizes spells it ("launcher=1,workers=8"), the counts adding up
+	// to Size; "" for a group of one role (roles.go).
+	Roles string
 	// Priority, when HasPriority, is the group's own priority (a
 	// Kubernetes PodGroup's spec.priority): it orders the group in the
 	// queue instead of the highest priority among its pods.
@@ -247,6 +255,10 @@ type Pod struct {
 	// Allocation is the allocation record written at binding (see
 	// Core.Record), when the pod carries one.
 	Allocation string
+	// Role is the pod's part in a multi-role group (GroupID.Roles): its
+	// role label, the child PodGroup it names, or its JobSet replicated
+	// job. Ignored in a group without roles.
+	Role string
 	// Labeled is the pod's group when its own labels give name and size,
 	// so its arrival is counted before it is scheduled. Zero otherwise.
 	Labeled GroupID

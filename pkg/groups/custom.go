@@ -2,6 +2,7 @@ package groups
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -212,7 +213,7 @@ func (c *CustomResources) served(gvr schema.GroupVersionResource) (bool, error) 
 }
 
 func (c *CustomResources) start(ctx context.Context, gvr schema.GroupVersionResource) *crInformer {
-	inf := dynamicinformer.NewFilteredDynamicInformer(c.dyn, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
+	inf := dynamicinformer.NewFilteredDynamicInformer(c.dyn, gvr, metav1.NamespaceAll, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
 	// Only labels, annotations, the UID and the spec are read.
 	_ = inf.SetTransform(func(o any) (any, error) {
 		if u, ok := o.(*unstructured.Unstructured); ok {
@@ -273,6 +274,47 @@ func (c *CustomResources) get(gvr schema.GroupVersionResource, ns, name string) 
 		return nil, "not found"
 	}
 	return u, ""
+}
+
+// list returns the objects of gvr in namespace ns from its informer's
+// cache, which must not be modified; when it cannot, why says so as get's
+// does. served is false when the API server does not serve gvr (as of the
+// last discovery check), which is no error.
+func (c *CustomResources) list(gvr schema.GroupVersionResource, ns string) (objs []*unstructured.Unstructured, served bool, why string) {
+	c.mu.Lock()
+	w, running := c.running[gvr]
+	checked := c.checked
+	c.mu.Unlock()
+	switch {
+	case !running && !checked:
+		return nil, true, "is not in the informer cache yet"
+	case !running:
+		return nil, false, ""
+	case !w.inf.HasSynced():
+		return nil, true, "is not in the informer cache yet"
+	}
+	items, err := w.inf.GetIndexer().ByIndex(cache.NamespaceIndex, ns)
+	if err != nil {
+		return nil, true, "cannot be read from the informer cache: " + err.Error()
+	}
+	for _, o := range items {
+		if u, ok := o.(*unstructured.Unstructured); ok {
+			objs = append(objs, u)
+		}
+	}
+	// The cache's order is a map's: sorted, the roles and messages built
+	// from the list do not change from one read to the next.
+	slices.SortFunc(objs, func(a, b *unstructured.Unstructured) int { return strings.Compare(a.GetName(), b.GetName()) })
+	return objs, true, ""
+}
+
+// serves reports whether the API server serves gvr, as of the last
+// discovery check (false before the first).
+func (c *CustomResources) serves(gvr schema.GroupVersionResource) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.running[gvr]
+	return ok
 }
 
 // resourceName is how a resource is named in kubectl and in messages:

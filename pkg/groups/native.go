@@ -38,8 +38,8 @@ type nativePolicy struct {
 	// TopologyKey is spec.schedulingConstraints.topology[0].key: the
 	// node label whose one value must hold the whole group.
 	TopologyKey string
-	// Parent is spec.parentCompositePodGroupName, which fluence does not
-	// place yet.
+	// Parent is spec.parentCompositePodGroupName: the group is one role
+	// of its parent's gang (composite.go).
 	Parent string
 }
 
@@ -153,6 +153,14 @@ func (s *resolution) nativePodGroup(name string) (gang.GroupID, error) {
 	if err != nil {
 		return gang.GroupID{}, s.fail(false, "PodGroup %s (%s): %v", key, v.gvr.Group, err)
 	}
+	var unsupported string
+	if pol.Parent != "" {
+		id, handled, note, err := s.compositeGroup(name, pol, v)
+		if err != nil || handled {
+			return id, err
+		}
+		unsupported = note // placed on its own: the composite's basic, or not served
+	}
 	if pol.Basic {
 		if byDefault, err := s.jobDefault(pg); err != nil || byDefault {
 			return gang.GroupID{}, cmp.Or(err, errJobDefault)
@@ -170,21 +178,11 @@ func (s *resolution) nativePodGroup(name string) (gang.GroupID, error) {
 		id.Priority, id.HasPriority = *pol.Priority, true
 	}
 	id.PreemptionPolicy, id.DisruptionSingle, id.TopologyKey = pol.PreemptionPolicy, pol.DisruptionSingle, pol.TopologyKey
-	id.Unsupported = pol.unsupported()
+	// Its resourceClaims are not unsupported: the claims they make are
+	// placed through the pods whose own claims resolve to them, as claims
+	// the pods share (k8sadapter.SharedClaims).
+	id.Unsupported = unsupported
 	return id, nil
-}
-
-// unsupported names what the PodGroup asks that fluence does not place
-// yet, or "".
-func (p nativePolicy) unsupported() string {
-	// Its resourceClaims are not here: the claims they make are placed
-	// through the pods whose own claims resolve to them, as claims the
-	// pods share (k8sadapter.SharedClaims).
-	var what []string
-	if p.Parent != "" {
-		what = append(what, "a parent CompositePodGroup "+p.Parent+" (spec.parentCompositePodGroupName)")
-	}
-	return strings.Join(what, " and ")
 }
 
 // errJobDefault says a PodGroup is the Job controller's default for a Job

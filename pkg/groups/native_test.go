@@ -146,9 +146,10 @@ func TestResolveNativePodGroupPolicy(t *testing.T) {
 	if err != nil || got.TopologyKey != "" || got.PreemptionPolicy != "" || got.DisruptionSingle {
 		t.Errorf("plain: got %+v, %v; want no policy beyond its size", got, err)
 	}
+	// Its parent does not exist (yet): the group waits for it.
 	got, err = r.Resolve(ctx, testPod("c", podInGroup("claims")))
-	if err != nil || strings.Contains(got.Unsupported, "resource claims") || !strings.Contains(got.Unsupported, "CompositePodGroup parent") {
-		t.Errorf("claims: got %+v, %v; want its parent named unsupported, not its claims", got, err)
+	if re := (*ResolveError)(nil); !errors.As(err, &re) || !re.Retryable || !strings.Contains(err.Error(), "CompositePodGroup ns1/parent not found") {
+		t.Errorf("claims: got %+v, %v; want to wait for its parent", got, err)
 	}
 	_, err = r.Resolve(ctx, testPod("d", podInGroup("two")))
 	var re *ResolveError

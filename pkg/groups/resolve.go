@@ -23,7 +23,7 @@ import (
 
 // JobSetReplicatedJobLabel is the label JobSet puts on its Jobs and pods
 // naming the replicated job they belong to.
-const JobSetReplicatedJobLabel = "jobset.sigs.k8s.io/replicatedjob-name"
+const JobSetReplicatedJobLabel = k8sadapter.JobSetReplicatedJobKey
 
 // Owner kinds recognised by the resolver (API group, kind).
 var (
@@ -109,6 +109,11 @@ func (r *Resolver) Resolve(_ context.Context, pod *corev1.Pod) (gang.GroupID, er
 	if err == nil && id.TopologyKey == "" {
 		err = res.topology(&id)
 	}
+	if why := k8sadapter.CheckRole(pod, id); err == nil && why != "" {
+		// Counted under no role, the pod would wait for nothing, and its
+		// group for a role it never fills.
+		err = res.fail(false, "%s", why)
+	}
 	return id, err
 }
 
@@ -151,7 +156,9 @@ func (res *resolution) resolve() (gang.GroupID, error) {
 		return res.owner()
 	}
 	if g.Size > 0 {
-		return res.id(g.Name, g.Size, gang.SourceLabel), nil
+		id := res.id(g.Name, g.Size, gang.SourceLabel)
+		id.Roles = g.Roles
+		return id, nil
 	}
 	if g.Source == k8sadapter.SourcePodGroupObject && r.custom != nil {
 		return res.podGroup(g.Name)
@@ -274,7 +281,9 @@ func (s *resolution) workloadLabels(obj metav1.Object, kind string, structural f
 		return gang.GroupID{}, false, nil
 	}
 	if g.Size > 0 {
-		return s.id(g.Name, g.Size, gang.SourceWorkloadLabel), true, nil
+		id := s.id(g.Name, g.Size, gang.SourceWorkloadLabel)
+		id.Roles = g.Roles
+		return id, true, nil
 	}
 	if g.Source == k8sadapter.SourcePodGroupObject && s.r.custom != nil {
 		id, err := s.podGroup(g.Name)
@@ -347,6 +356,12 @@ func (s *resolution) jobSet(job *batchv1.Job, ref *metav1.OwnerReference) (gang.
 			s.ns, job.Name, s.ns, ref.Name, JobSetReplicatedJobLabel)
 	}
 	structural := func() (gang.GroupID, error) {
+		switch whole, err := s.wholeJobSet(js); {
+		case err != nil:
+			return gang.GroupID{}, err
+		case whole:
+			return s.jobSetGang(js)
+		}
 		replicas, err := s.replicatedJobReplicas(js, rjName)
 		if err != nil {
 			return gang.GroupID{}, err

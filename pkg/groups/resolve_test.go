@@ -157,11 +157,12 @@ type fixture struct {
 
 // listKinds lets the fake dynamic client list the watched resources.
 var listKinds = map[schema.GroupVersionResource]string{
-	PodGroupResource:        "PodGroupList",
-	JobSetResource:          "JobSetList",
-	MPIJobResource:          "MPIJobList",
-	NativePodGroupV1beta1:   "PodGroupList",
-	VolcanoPodGroupResource: "PodGroupList",
+	PodGroupResource:          "PodGroupList",
+	JobSetResource:            "JobSetList",
+	MPIJobResource:            "MPIJobList",
+	NativePodGroupV1beta1:     "PodGroupList",
+	VolcanoPodGroupResource:   "PodGroupList",
+	CompositePodGroupV1alpha3: "CompositePodGroupList",
 }
 
 // fakeDiscovery serves the given resources.

@@ -75,6 +75,9 @@ func (v View) group(g gang.GroupStatus) Group {
 	}
 	slices.Sort(out.Nodes)
 	out.Domains = slices.Clone(g.Domains)
+	for _, r := range g.Roles {
+		out.Roles = append(out.Roles, Role{Name: r.Name, Min: r.Min, Pods: r.Pods, Placed: r.Placed})
+	}
 	if g.Ask.Pods > 0 {
 		r := resources(g.Ask)
 		out.Waiting = &r

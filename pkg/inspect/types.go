@@ -85,10 +85,23 @@ type Group struct {
 	Nodes []string `json:"nodes,omitempty"`
 	// Domains are the topology domains (label=value) it runs in or waits
 	// for, when it asked for one.
-	Domains   []string `json:"domains,omitempty"`
-	Placement []Slot   `json:"placement,omitempty"`
+	Domains []string `json:"domains,omitempty"`
+	// Roles are a multi-role group's roles, each with its least count;
+	// absent for a group of one role.
+	Roles     []Role `json:"roles,omitempty"`
+	Placement []Slot `json:"placement,omitempty"`
 	// Waiting is what its pods without a place ask in all.
 	Waiting *Resources `json:"waiting,omitempty"`
+}
+
+// Role is one role of a multi-role group: the least count of its pods
+// that start with the rest, its pods that exist and have not ended, and
+// those holding a place.
+type Role struct {
+	Name   string `json:"name"`
+	Min    int32  `json:"min"`
+	Pods   int    `json:"pods"`
+	Placed int    `json:"placed"`
 }
 
 // Slot is one placed pod.

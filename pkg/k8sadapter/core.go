@@ -136,6 +136,7 @@ func podState(p *corev1.Pod, owned bool) gang.Pod {
 		Done:      p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed,
 		Deleting:  p.DeletionTimestamp != nil,
 		Gated:     len(p.Spec.SchedulingGates) > 0,
+		Role:      RoleOf(p),
 	}
 }
 
@@ -150,7 +151,9 @@ func LabeledGroup(p *corev1.Pod) (gang.GroupID, bool) {
 		return gang.GroupID{}, false
 	}
 	if g, found, err := ParseGroup(p); err == nil && found && g.Size > 0 {
-		return gang.NewGroupID(p.Namespace, g.Name, g.Size, gang.SourceLabel), true
+		id := gang.NewGroupID(p.Namespace, g.Name, g.Size, gang.SourceLabel)
+		id.Roles = g.Roles
+		return id, true
 	}
 	return gang.GroupID{}, false
 }

@@ -49,6 +49,10 @@ type Group struct {
 	// podgroup).
 	Size   int32
 	Source string
+	// Roles, for a multi-role group (fluence's spellings with the
+	// role-sizes annotation), is each role's count as gang.RoleSizes
+	// spells it; Size is then their sum.
+	Roles string
 }
 
 // ParseGroup reads an object's group from its labels or annotations (a
@@ -61,6 +65,11 @@ type Group struct {
 //  4. scheduling.x-k8s.io/pod-group alone (Size 0, Source "podgroup")
 //  5. kueue.x-k8s.io/pod-group-name + kueue.x-k8s.io/pod-group-total-count
 //     (Kueue's plain-pod groups; the count is required, as Kueue requires it)
+//
+// Beside fluence's own spellings (1 and 2), the annotation
+// fluence.flux-framework.org/role-sizes makes a multi-role group
+// (roles.go): its size is the roles' counts summed, which a group-size
+// given too must equal.
 //
 // found is false when the object names no group. A size that is not an
 // integer in 1..MaxGroupSize, or a name that is not a valid label value, is
@@ -102,6 +111,13 @@ func ParseGroup(obj metav1.Object) (Group, bool, error) {
 				return Group{}, true, fmt.Errorf("%s: %s %s: %q %s", describe(obj), sizeWhere, s.size, sizeVal, err.Error())
 			}
 			g.Size = n
+		}
+		if s.source == SourcePodGroup || s.source == SourceGroup {
+			roles, size, err := groupRoles(obj, g.Size, s.size)
+			if err != nil {
+				return Group{}, true, err
+			}
+			g.Roles, g.Size = roles, size
 		}
 		return g, true, nil
 	}

@@ -114,6 +114,9 @@ func startAPIServer(ctx context.Context, dir, etcdURL, prefix string, disabledAd
 	if utilfeature.DefaultFeatureGate.Enabled(features.GenericWorkload) {
 		runtimeConfig["scheduling.k8s.io/v1beta1"] = "true"
 	}
+	if utilfeature.DefaultFeatureGate.Enabled(features.CompositePodGroup) {
+		runtimeConfig["scheduling.k8s.io/v1alpha3"] = "true" // compositepodgroups
+	}
 	if utilfeature.DefaultFeatureGate.Enabled(features.DynamicResourceAllocation) {
 		runtimeConfig["resource.k8s.io/v1"] = "true"
 	}
