@@ -2,6 +2,8 @@ package integration
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +63,7 @@ spec:
 // 4 of the 4 nodes (3 of their 4 CPUs each) and are bound all together.
 // No pod is seen bound in part of its group, the JobSet completes, and a
 // JobSet that JobSet's validation refuses is refused by the API server.
+// Then docs/examples/jobset.yaml, as written: its 4 pods bound whole.
 func TestJobSetPlacedWhole(t *testing.T) {
 	c := startCluster(t, localcluster.Options{JobController: true, GarbageCollector: true, NodeSim: &localcluster.NodeSimOptions{}})
 	c.addNodes("node", 4, "4", "16Gi")
@@ -72,7 +75,8 @@ func TestJobSetPlacedWhole(t *testing.T) {
 	sel := func(rj string) string {
 		return "jobset.sigs.k8s.io/jobset-name=" + name + ",jobset.sigs.k8s.io/replicatedjob-name=" + rj
 	}
-	stop := c.watchWhole(map[string]int{sel("driver"): 1, sel("workers"): 4})
+	example := "jobset.sigs.k8s.io/jobset-name=training" // docs/examples/jobset.yaml
+	stop := c.watchWhole(map[string]int{sel("driver"): 1, sel("workers"): 4, example: 4})
 	c.createYAML(jobSetYAML(name))
 
 	js, err := dynamic.NewForConfigOrDie(c.Config).Resource(localcluster.JobSetResource).Namespace(c.NS).Get(c.Ctx, name, metav1.GetOptions{})
@@ -114,8 +118,17 @@ func TestJobSetPlacedWhole(t *testing.T) {
 	}
 
 	c.waitCondition(localcluster.JobSetResource, "JobSet", name, time.Minute, "Completed")
+
+	file, err := os.ReadFile(filepath.Join(examplesDir, "jobset.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.createYAML(string(file))
+	if _, err := c.waitPodsBound(time.Minute, 4, metav1.ListOptions{LabelSelector: example}, nil); err != nil {
+		t.Fatalf("docs/examples/jobset.yaml: pods not bound: %v", err)
+	}
 	if partial := stop(); len(partial) > 0 {
-		t.Errorf("JobSet %s seen bound in part:\n%s", name, strings.Join(partial, "\n"))
+		t.Errorf("seen bound in part:\n%s", strings.Join(partial, "\n"))
 	}
 
 	// JobSet's validating webhook: the first replicated job may not
