@@ -80,6 +80,15 @@ type JobSetOptions struct {
 // comes back with the defaults JobSet's webhook sets. The process stops
 // when ctx ends.
 func StartJobSet(ctx context.Context, cfg *rest.Config, opts JobSetOptions) (*Process, error) {
+	// JobSet runs in opts.Dir (jobSetRotatorLink), where relative paths
+	// would mean something else.
+	var err error
+	if opts.Dir, err = filepath.Abs(opts.Dir); err != nil {
+		return nil, err
+	}
+	if opts.Kubeconfig, err = filepath.Abs(opts.Kubeconfig); err != nil {
+		return nil, err
+	}
 	b, err := BuildNeighbour(ctx, JobSet)
 	if err != nil {
 		return nil, err
