@@ -40,8 +40,8 @@ vet:
 unit:
 	$(GO) test -timeout 30m $$($(GO) list ./... | grep -v /test/integration)
 
-# Kueue and the MPI Operator (third_party/, modules of their own) are
-# compiled first, outside go test's time limit: with an empty build cache
+# Kueue, the MPI Operator and JobSet (third_party/, modules of their own)
+# are compiled first, outside go test's time limit: with an empty build cache
 # they take minutes (docs/up.md); the suite's tests then only link them
 # (pkg/localcluster keeps the binaries in the user's cache directory).
 integration: neighbours
@@ -50,6 +50,7 @@ integration: neighbours
 neighbours:
 	cd third_party/kueue && GOWORK=off $(GO) build -trimpath -o /dev/null sigs.k8s.io/kueue/cmd/kueue
 	cd third_party/mpi-operator && GOWORK=off $(GO) build -trimpath -o /dev/null .
+	cd third_party/jobset && GOWORK=off $(GO) build -trimpath -o /dev/null sigs.k8s.io/jobset
 
 # Each fuzz target runs briefly; the seed corpora also run in `unit`.
 fuzz:

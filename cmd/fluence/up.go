@@ -42,14 +42,15 @@ Kubernetes' alpha APIs need their feature gates, for instance the native PodGrou
   fluence up --feature-gates GenericWorkload=true,WorkloadWithJob=true
 The API server, the Job controller and the scheduler share this process and its gates.
 
---with kueue,mpi-operator also runs Kueue and the MPI Operator, each built from its published
-Go module (third_party/ of the fluence source tree; the first build takes minutes) and run as a
-process of its own against this control plane, with its CRDs (docs/up.md).`,
+--with kueue,mpi-operator,jobset also runs Kueue, the MPI Operator and JobSet, each built from
+its published Go module (third_party/ of the fluence source tree; the first build takes minutes)
+and run as a process of its own against this control plane, with its CRDs (docs/up.md).`,
 		Example: `  fluence up
   fluence up --nodes 8 --cpu 3 --memory 8Gi --gpu-nodes 2 --gpus 4 --racks 2
   fluence up --nodes 8 --levels block=2,rack=4
   fluence up --kubeconfig /tmp/fluence.kubeconfig --log /tmp/fluence-up.log
-  fluence up --with kueue,mpi-operator --mpi-gang-scheduling fluence`,
+  fluence up --with kueue,mpi-operator --mpi-gang-scheduling fluence
+  fluence up --with jobset`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error

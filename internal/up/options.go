@@ -92,7 +92,7 @@ type Options struct {
 	FeatureGates map[string]bool
 	// With are the controllers to run beside the control plane, each a
 	// process of its own built from its published module
-	// (localcluster.Neighbours: kueue, mpi-operator).
+	// (localcluster.Neighbours: kueue, mpi-operator, jobset).
 	With []string
 	// MPIGangScheduling is the MPI Operator's --gang-scheduling (a
 	// scheduler's name, such as fluence); "" runs it without.

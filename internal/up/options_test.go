@@ -44,8 +44,8 @@ func TestValidate(t *testing.T) {
 			o.NodeLabels = map[string]string{"pool": "a", "example.com/tier": "gold"}
 			o.FeatureGates = map[string]bool{"GenericWorkload": true}
 		}), nil},
-		{"with the neighbours", with(func(o *Options) { o.With, o.MPIGangScheduling = []string{"kueue", "mpi-operator"}, "fluence" }), nil},
-		{"with an unknown controller", with(func(o *Options) { o.With = []string{"kueue", "jobset"} }), []string{"--with jobset: not a controller fluence up runs; it runs kueue, mpi-operator"}},
+		{"with the neighbours", with(func(o *Options) { o.With, o.MPIGangScheduling = []string{"kueue", "mpi-operator", "jobset"}, "fluence" }), nil},
+		{"with an unknown controller", with(func(o *Options) { o.With = []string{"kueue", "lws"} }), []string{"--with lws: not a controller fluence up runs; it runs kueue, mpi-operator, jobset"}},
 		{"with one twice", with(func(o *Options) { o.With = []string{"kueue", "kueue"} }), []string{"--with kueue: listed twice"}},
 		{"gang scheduling without the operator", with(func(o *Options) { o.MPIGangScheduling = "fluence" }), []string{"--mpi-gang-scheduling fluence: the MPI Operator does not run (--with mpi-operator)"}},
 		{"no nodes", with(func(o *Options) { o.Nodes = 0 }), []string{"--nodes 0"}},

@@ -161,6 +161,8 @@ func startNeighbours(ctx context.Context, cfg *rest.Config, o Options, dir, kube
 			p, err = localcluster.StartKueue(ctx, cfg, localcluster.KueueOptions{Dir: dir, Kubeconfig: kubeconfig})
 		case localcluster.MPIOperator:
 			p, err = localcluster.StartMPIOperator(ctx, cfg, localcluster.MPIOperatorOptions{Dir: dir, Kubeconfig: kubeconfig, GangScheduling: o.MPIGangScheduling})
+		case localcluster.JobSet:
+			p, err = localcluster.StartJobSet(ctx, cfg, localcluster.JobSetOptions{Dir: dir, Kubeconfig: kubeconfig})
 		default:
 			err = fmt.Errorf("no controller %q", name) // Validate refuses it
 		}

@@ -1,7 +1,6 @@
 package localcluster
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -13,14 +12,11 @@ import (
 	"strings"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -98,7 +94,7 @@ func StartKueue(ctx context.Context, cfg *rest.Config, opts KueueOptions) (*Proc
 	if err := installCRDs(ctx, cfg, crds); err != nil {
 		return nil, err
 	}
-	if err := kueueServiceObjects(ctx, client, int32(webhookPort)); err != nil {
+	if err := webhookService(ctx, client, KueueNamespace, kueueWebhookService, kueueWebhookSecret, int32(webhookPort)); err != nil {
 		return nil, err
 	}
 	if err := installKueueWebhooks(ctx, client, b.Dir, int32(webhookPort)); err != nil {
@@ -138,7 +134,7 @@ func StartKueue(ctx context.Context, cfg *rest.Config, opts KueueOptions) (*Proc
 		return nil, err
 	}
 	go mountSecret(ctx, client, KueueNamespace, kueueWebhookSecret, certDir)
-	p, err := startProcess(ctx, Kueue, b.Bin, filepath.Join(opts.Dir, "kueue.log"), []string{"KUBECONFIG=" + opts.Kubeconfig},
+	p, err := startProcess(ctx, Kueue, b.Bin, "", filepath.Join(opts.Dir, "kueue.log"), []string{"KUBECONFIG=" + opts.Kubeconfig},
 		"--config", configPath, "--kubeconfig", opts.Kubeconfig)
 	if err != nil {
 		return nil, err
@@ -218,45 +214,6 @@ func kueueService(path *string, port int32) *apiextensionsv1.ServiceReference {
 	return &apiextensionsv1.ServiceReference{Namespace: KueueNamespace, Name: kueueWebhookService, Path: path, Port: ptr.To(port)}
 }
 
-// kueueServiceObjects creates the namespace kueue-system, the empty Secret
-// Kueue keeps its certificates in, and the Service its webhooks are called
-// through: ExternalName localhost, so that the API server (which resolves
-// a webhook's Service to its cluster IP or, for ExternalName, its name)
-// reaches Kueue on 127.0.0.1 while verifying the certificate Kueue made
-// for the Service's name.
-func kueueServiceObjects(ctx context.Context, client kubernetes.Interface, port int32) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: KueueNamespace}}
-	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating the namespace %s: %w", KueueNamespace, err)
-	}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: KueueNamespace, Name: kueueWebhookSecret}}
-	if _, err := client.CoreV1().Secrets(KueueNamespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating the Secret %s/%s: %w", KueueNamespace, kueueWebhookSecret, err)
-	}
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: KueueNamespace, Name: kueueWebhookService},
-		Spec: corev1.ServiceSpec{
-			Type:         corev1.ServiceTypeExternalName,
-			ExternalName: "localhost",
-			Ports:        []corev1.ServicePort{{Name: "https", Port: port, Protocol: corev1.ProtocolTCP}},
-		},
-	}
-	services := client.CoreV1().Services(KueueNamespace)
-	if _, err := services.Create(ctx, svc, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
-		old, err := services.Get(ctx, kueueWebhookService, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		old.Spec = svc.Spec
-		if _, err := services.Update(ctx, old, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("updating the Service %s/%s: %w", KueueNamespace, kueueWebhookService, err)
-		}
-	} else if err != nil {
-		return fmt.Errorf("creating the Service %s/%s: %w", KueueNamespace, kueueWebhookService, err)
-	}
-	return nil
-}
-
 // installKueueWebhooks creates the webhook configurations of Kueue's
 // module (config/components/webhook/manifests.yaml) as its kustomization
 // makes them: named kueue-<name>, calling kueue-system/
@@ -265,68 +222,29 @@ func kueueServiceObjects(ctx context.Context, client kubernetes.Interface, port 
 // Deployment and StatefulSet webhooks; nothing of Kueue's kinds lives in
 // them here, so every webhook leaves them out).
 func installKueueWebhooks(ctx context.Context, client kubernetes.Interface, dir string, port int32) error {
-	path := filepath.Join(dir, "config/components/webhook/manifests.yaml")
-	b, err := os.ReadFile(path)
+	mutating, validating, err := readWebhookConfigs(filepath.Join(dir, "config/components/webhook/manifests.yaml"))
 	if err != nil {
 		return err
 	}
-	svc := func(old *admissionregistrationv1.ServiceReference) *admissionregistrationv1.ServiceReference {
-		var p *string
-		if old != nil {
-			p = old.Path
-		}
-		return &admissionregistrationv1.ServiceReference{Namespace: KueueNamespace, Name: kueueWebhookService, Path: p, Port: ptr.To(port)}
-	}
+	call := webhookCaller(KueueNamespace, kueueWebhookService, port)
 	notSystem := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
 		Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: []string{metav1.NamespaceSystem, KueueNamespace},
 	}}}
-	docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
-	found := 0
-	for {
-		doc, err := docs.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		var meta metav1.TypeMeta
-		if err := yaml.Unmarshal(doc, &meta); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		switch meta.Kind {
-		case "MutatingWebhookConfiguration":
-			wc := &admissionregistrationv1.MutatingWebhookConfiguration{}
-			if err := yaml.Unmarshal(doc, wc); err != nil {
-				return fmt.Errorf("%s: %w", path, err)
-			}
-			wc.Name = "kueue-" + wc.Name
-			for i := range wc.Webhooks {
-				wc.Webhooks[i].ClientConfig.Service = svc(wc.Webhooks[i].ClientConfig.Service)
-				wc.Webhooks[i].NamespaceSelector = notSystem
-			}
-			if err := createOrReplace(ctx, client.AdmissionregistrationV1().MutatingWebhookConfigurations(), wc); err != nil {
-				return fmt.Errorf("installing %s: %w", wc.Name, err)
-			}
-			found++
-		case "ValidatingWebhookConfiguration":
-			wc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-			if err := yaml.Unmarshal(doc, wc); err != nil {
-				return fmt.Errorf("%s: %w", path, err)
-			}
-			wc.Name = "kueue-" + wc.Name
-			for i := range wc.Webhooks {
-				wc.Webhooks[i].ClientConfig.Service = svc(wc.Webhooks[i].ClientConfig.Service)
-				wc.Webhooks[i].NamespaceSelector = notSystem
-			}
-			if err := createOrReplace(ctx, client.AdmissionregistrationV1().ValidatingWebhookConfigurations(), wc); err != nil {
-				return fmt.Errorf("installing %s: %w", wc.Name, err)
-			}
-			found++
-		}
+	mutating.Name = "kueue-" + mutating.Name
+	for i := range mutating.Webhooks {
+		call(&mutating.Webhooks[i].ClientConfig)
+		mutating.Webhooks[i].NamespaceSelector = notSystem
 	}
-	if found != 2 {
-		return fmt.Errorf("%s: %d webhook configurations, want a mutating and a validating one", path, found)
+	validating.Name = "kueue-" + validating.Name
+	for i := range validating.Webhooks {
+		call(&validating.Webhooks[i].ClientConfig)
+		validating.Webhooks[i].NamespaceSelector = notSystem
+	}
+	if err := createOrReplace(ctx, client.AdmissionregistrationV1().MutatingWebhookConfigurations(), mutating); err != nil {
+		return fmt.Errorf("installing %s: %w", mutating.Name, err)
+	}
+	if err := createOrReplace(ctx, client.AdmissionregistrationV1().ValidatingWebhookConfigurations(), validating); err != nil {
+		return fmt.Errorf("installing %s: %w", validating.Name, err)
 	}
 	return nil
 }

@@ -60,7 +60,7 @@ func StartMPIOperator(ctx context.Context, cfg *rest.Config, opts MPIOperatorOpt
 	}
 	// KUBECONFIG would override --kubeConfig in the operator's own
 	// command; this one reads only the flag, but keep them the same.
-	p, err := startProcess(ctx, MPIOperator, b.Bin, filepath.Join(opts.Dir, log), []string{"KUBECONFIG=" + opts.Kubeconfig}, args...)
+	p, err := startProcess(ctx, MPIOperator, b.Bin, "", filepath.Join(opts.Dir, log), []string{"KUBECONFIG=" + opts.Kubeconfig}, args...)
 	if err != nil {
 		return nil, err
 	}

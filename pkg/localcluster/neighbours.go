@@ -40,11 +40,14 @@ const (
 	// (github.com/kubeflow/mpi-operator/pkg/controller) behind a small main
 	// of fluence's (third_party/mpi-operator/main.go says why).
 	MPIOperator = "mpi-operator"
+	// JobSet is sigs.k8s.io/jobset's manager, the main package at the
+	// module's root as published.
+	JobSet = "jobset"
 )
 
-// Neighbours are the names StartKueue and StartMPIOperator run, in the
-// order `fluence up --with` lists them.
-var Neighbours = []string{Kueue, MPIOperator}
+// Neighbours are the names StartKueue, StartMPIOperator and StartJobSet
+// run, in the order `fluence up --with` lists them.
+var Neighbours = []string{Kueue, MPIOperator, JobSet}
 
 type neighbour struct {
 	module string // the published module
@@ -54,6 +57,7 @@ type neighbour struct {
 var neighbourModules = map[string]neighbour{
 	Kueue:       {module: "sigs.k8s.io/kueue", pkg: "sigs.k8s.io/kueue/cmd/kueue"},
 	MPIOperator: {module: "github.com/kubeflow/mpi-operator", pkg: "."},
+	JobSet:      {module: "sigs.k8s.io/jobset", pkg: "sigs.k8s.io/jobset"},
 }
 
 // Built is a neighbour's binary and the module it was built from.
@@ -88,16 +92,16 @@ func ThirdPartyDir() (string, error) {
 			}
 		}
 		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no fluence source tree (its third_party directory, where Kueue and the MPI Operator are built from) in %s or above it; run from the repository, or set %s", wd, ThirdPartyEnv)
+			return "", fmt.Errorf("no fluence source tree (its third_party directory, where the neighbours are built from) in %s or above it; run from the repository, or set %s", wd, ThirdPartyEnv)
 		}
 	}
 }
 
 var builds sync.Map // name → func() (Built, error)
 
-// BuildNeighbour builds the named neighbour (Kueue, MPIOperator) once per
-// process, and once per machine for a given go.mod, go.sum, source and Go
-// version: the binary is kept in the user's cache directory
+// BuildNeighbour builds the named neighbour (Kueue, MPIOperator, JobSet)
+// once per process, and once per machine for a given go.mod, go.sum,
+// source and Go version: the binary is kept in the user's cache directory
 // (fluence/third_party/<name>-<version>-<goos>-<goarch>-<hash>). It needs
 // the go command, and the Go module proxy the first time.
 func BuildNeighbour(ctx context.Context, name string) (Built, error) {

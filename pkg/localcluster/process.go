@@ -15,10 +15,10 @@ import (
 )
 
 // Process is a controller running as a process of its own (Kueue, the MPI
-// Operator), started by StartKueue or StartMPIOperator. Its output goes to
-// its log file.
+// Operator, JobSet), started by StartKueue, StartMPIOperator or
+// StartJobSet. Its output goes to its log file.
 type Process struct {
-	// Name says which controller it is ("kueue", "mpi-operator").
+	// Name says which controller it is ("kueue", "mpi-operator", "jobset").
 	Name string
 	// Log is the file the process writes its output to.
 	Log string
@@ -30,9 +30,10 @@ type Process struct {
 }
 
 // startProcess runs bin with args and this process's environment plus
-// env, its output appended to logPath. The process is stopped when ctx
-// ends (SIGTERM, then SIGKILL after 10 s).
-func startProcess(ctx context.Context, name, bin, logPath string, env []string, args ...string) (*Process, error) {
+// env, in the working directory dir ("" is this process's), its output
+// appended to logPath. The process is stopped when ctx ends (SIGTERM,
+// then SIGKILL after 10 s).
+func startProcess(ctx context.Context, name, bin, dir, logPath string, env []string, args ...string) (*Process, error) {
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
@@ -40,6 +41,7 @@ func startProcess(ctx context.Context, name, bin, logPath string, env []string, 
 	p := &Process{Name: name, Log: logPath, cmd: exec.Command(bin, args...), exited: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = log, log
 	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Dir = dir
 	// Not in the caller's process group: a Ctrl-C at the terminal reaches
 	// fluence up, which stops this in its turn.
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

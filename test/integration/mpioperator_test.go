@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,7 +8,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/fluence-sched/fluence/deploy"
@@ -123,22 +121,5 @@ var mpiJobGVR = neighbourResources["kubeflow.org/v2beta1/MPIJob"]
 // waitMPIJob waits until the MPIJob has the condition cond True.
 func (c *cluster) waitMPIJob(name string, timeout time.Duration, cond string) {
 	c.t.Helper()
-	var last []any
-	err := wait.PollUntilContextTimeout(c.Ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		obj, err := dynamic.NewForConfigOrDie(c.Config).Resource(mpiJobGVR).Namespace(c.NS).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		last, _, _ = unstructured.NestedSlice(obj.Object, "status", "conditions")
-		for _, x := range last {
-			m, _ := x.(map[string]any)
-			if m["type"] == cond && m["status"] == "True" {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		c.t.Fatalf("MPIJob %s: no condition %s within %v; conditions %v", name, cond, timeout, last)
-	}
+	c.waitCondition(mpiJobGVR, "MPIJob", name, timeout, cond)
 }

@@ -18,8 +18,9 @@ import (
 	"github.com/fluence-sched/fluence/pkg/localcluster"
 )
 
-// Helpers for the tests that run fluence beside the real Kueue and MPI
-// Operator (localcluster.StartKueue, StartMPIOperator): each is built from
+// Helpers for the tests that run fluence beside the real Kueue, MPI
+// Operator and JobSet (localcluster.StartKueue, StartMPIOperator,
+// StartJobSet): each is built from
 // its published module (third_party/) once per run and started as a
 // process of its own against the test's API server.
 
@@ -62,6 +63,24 @@ func (c *cluster) startMPIOperator(gang string) *localcluster.Process {
 	return p
 }
 
+// startJobSet runs JobSet's manager against c; it stops with the test.
+func (c *cluster) startJobSet() *localcluster.Process {
+	c.t.Helper()
+	start := time.Now()
+	p, err := localcluster.StartJobSet(c.Ctx, c.Config, localcluster.JobSetOptions{Dir: c.t.TempDir(), Kubeconfig: c.kubeconfigFile()})
+	if err != nil {
+		c.t.Fatalf("starting JobSet: %v", err)
+	}
+	c.t.Logf("JobSet ready in %v (log %s)", time.Since(start).Round(time.Millisecond), p.Log)
+	c.t.Cleanup(func() {
+		if c.t.Failed() {
+			c.t.Logf("the end of JobSet's log:\n%s", p.Tail(40))
+		}
+		p.Stop()
+	})
+	return p
+}
+
 // resources maps the kinds the neighbour tests create through the dynamic
 // client to their resources.
 var neighbourResources = map[string]schema.GroupVersionResource{
@@ -72,6 +91,31 @@ var neighbourResources = map[string]schema.GroupVersionResource{
 	"kueue.x-k8s.io/v1beta2/Workload":              {Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "workloads"},
 	"kueue.x-k8s.io/v1beta2/WorkloadPriorityClass": {Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "workloadpriorityclasses"},
 	"kubeflow.org/v2beta1/MPIJob":                  {Group: "kubeflow.org", Version: "v2beta1", Resource: "mpijobs"},
+	"jobset.x-k8s.io/v1alpha2/JobSet":              localcluster.JobSetResource,
+}
+
+// waitCondition waits until the object (a kind's name, in c.NS) has the
+// status condition cond True.
+func (c *cluster) waitCondition(gvr schema.GroupVersionResource, kind, name string, timeout time.Duration, cond string) {
+	c.t.Helper()
+	var last []any
+	err := wait.PollUntilContextTimeout(c.Ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		obj, err := dynamic.NewForConfigOrDie(c.Config).Resource(gvr).Namespace(c.NS).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last, _, _ = unstructured.NestedSlice(obj.Object, "status", "conditions")
+		for _, x := range last {
+			m, _ := x.(map[string]any)
+			if m["type"] == cond && m["status"] == "True" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		c.t.Fatalf("%s %s: no condition %s within %v; conditions %v", kind, name, cond, timeout, last)
+	}
 }
 
 // createYAML creates each object of the YAML documents (separated by
