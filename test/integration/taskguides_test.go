@@ -33,6 +33,7 @@ var guideChecks = []guideCheck{
 	{"kubectl fluence explain pi", `^State:\s+placed$`},
 	{"kubectl fluence groups", `^native-podgroup:train\s+placed\s`},
 	{"kubectl fluence explain job:flux-sample", `^State:\s+placed$`},
+	{"kubectl fluence explain jobset:trainer", `^State:\s+placed$(?s:.*)driver(?s:.*)workers`},
 	{"kubectl fluence nodes", `^node-7\s.*default/gpu-train\(2\)`},
 	{"kubectl fluence explain partial", `^State:\s+gathering$(?s:.*)waits for its pods: 2 of 3 exist`},
 	{"kubectl fluence explain huge", `^State:\s+rejected$`},

@@ -73,6 +73,7 @@ var examples = []example{
 	{file: "gpu-group.yaml", groups: []exampleGroup{{prefix: "gpu-train-", size: 2, keyOff: "default/gpu-train"}}},
 	{file: "impossible-group.yaml", rejected: "huge-0"},
 	{file: "jobset.yaml", operator: &jobSetCRD},
+	{file: "jobset-gang.yaml", operator: &jobSetCRD},
 	{file: "mpijob.yaml", operator: &mpiJobCRD},
 	{file: "minicluster.yaml", operator: &miniClusterCRD},
 }
