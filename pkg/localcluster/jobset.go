@@ -89,22 +89,11 @@ func StartJobSet(ctx context.Context, cfg *rest.Config, opts JobSetOptions) (*Pr
 	if opts.Kubeconfig, err = filepath.Abs(opts.Kubeconfig); err != nil {
 		return nil, err
 	}
-	b, err := BuildNeighbour(ctx, JobSet)
+	w, err := prepareWebhookNeighbour(ctx, cfg, JobSet)
 	if err != nil {
 		return nil, err
 	}
-	webhookPort, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	healthPort, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	client, err := kubernetes.NewForConfig(rest.AddUserAgent(rest.CopyConfig(cfg), "fluence-jobset-setup"))
-	if err != nil {
-		return nil, err
-	}
+	b, webhookPort, healthPort, client := w.built, w.webhookPort, w.healthPort, w.client
 	crds, err := readCRDs(b.Dir, "config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml")
 	if err != nil {
 		return nil, fmt.Errorf("JobSet's CRD in %s: %w", b.Dir, err)

@@ -70,22 +70,11 @@ type KueueOptions struct {
 // It returns once the webhooks answer: a server-side dry run of a Job with
 // the queue label comes back suspended. The process stops when ctx ends.
 func StartKueue(ctx context.Context, cfg *rest.Config, opts KueueOptions) (*Process, error) {
-	b, err := BuildNeighbour(ctx, Kueue)
+	w, err := prepareWebhookNeighbour(ctx, cfg, Kueue)
 	if err != nil {
 		return nil, err
 	}
-	webhookPort, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	healthPort, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	client, err := kubernetes.NewForConfig(rest.AddUserAgent(rest.CopyConfig(cfg), "fluence-kueue-setup"))
-	if err != nil {
-		return nil, err
-	}
+	b, webhookPort, healthPort, client := w.built, w.webhookPort, w.healthPort, w.client
 
 	crds, err := kueueCRDs(b.Dir, int32(webhookPort))
 	if err != nil {

@@ -15,8 +15,35 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 )
+
+// webhookStart is what starting a neighbour with webhooks needs first: its
+// binary, a port for its webhooks and one for its health checks, and a
+// client for the objects that let the API server reach it.
+type webhookStart struct {
+	built                   Built
+	webhookPort, healthPort int
+	client                  kubernetes.Interface
+}
+
+// prepareWebhookNeighbour builds the named neighbour and picks its ports.
+func prepareWebhookNeighbour(ctx context.Context, cfg *rest.Config, name string) (webhookStart, error) {
+	var w webhookStart
+	var err error
+	if w.built, err = BuildNeighbour(ctx, name); err != nil {
+		return w, err
+	}
+	if w.webhookPort, err = freePort(); err != nil {
+		return w, err
+	}
+	if w.healthPort, err = freePort(); err != nil {
+		return w, err
+	}
+	w.client, err = kubernetes.NewForConfig(rest.AddUserAgent(rest.CopyConfig(cfg), "fluence-"+name+"-setup"))
+	return w, err
+}
 
 // webhookService makes what a neighbour's webhooks are reached through
 // here, where the neighbour is a process on 127.0.0.1 and not a pod: its

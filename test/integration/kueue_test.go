@@ -127,15 +127,14 @@ spec: {clusterQueue: research}`)
 	// Plain pods through Kueue's gate: Kueue's pod integration makes the
 	// three pods one workload (its group labels), its webhook gates them
 	// on creation, its admission lifts the gates of all three; fluence
-	// knows them as one group by its own labels (it does not read Kueue's
-	// group labels) and binds them whole.
+	// reads the same labels as one group of 3 (no fluence label on the
+	// pods) and binds them whole.
 	{
-		stop := c.watchWhole(map[string]int{podGroupLabel + "=sweep": 3})
+		stop := c.watchWhole(map[string]int{"kueue.x-k8s.io/pod-group-name=sweep": 3})
 		var names []string
 		for i := range 3 {
 			pod := newTestPod(fmt.Sprintf("sweep-%d", i), "fluence", "1", "1Gi", 0, map[string]string{
 				localcluster.KueueQueueLabel: "team-a", "kueue.x-k8s.io/pod-group-name": "sweep",
-				podGroupLabel: "sweep", "fluence.flux-framework.org/group-size": "3",
 			})
 			pod.Annotations = map[string]string{"kueue.x-k8s.io/pod-group-total-count": "3"}
 			pod.Spec.Containers[0].Command = []string{"sleep", "2"}
@@ -148,7 +147,7 @@ spec: {clusterQueue: research}`)
 			}
 			names = append(names, pod.Name)
 		}
-		if _, err := c.waitPodsBound(time.Minute, 3, metav1.ListOptions{LabelSelector: podGroupLabel + "=sweep"}, nil); err != nil {
+		if _, err := c.waitPodsBound(time.Minute, 3, metav1.ListOptions{LabelSelector: "kueue.x-k8s.io/pod-group-name=sweep"}, nil); err != nil {
 			t.Fatalf("the pods admitted by Kueue not bound: %v", err)
 		}
 		c.waitForPodPhase(time.Minute, corev1.PodSucceeded, names...)
@@ -246,38 +245,7 @@ func TestKueuePreemptsWhole(t *testing.T) {
 	inv := startInvariants(c)
 	c.startScheduler(fluenceConfig(t, nil), inv.registry())
 	c.startKueue()
-	c.createYAML(`apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: default-flavor}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: low}
-value: 100
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: high}
-value: 1000
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: research}
-spec:
-  namespaceSelector: {}
-  preemption: {withinClusterQueue: LowerPriority}
-  resourceGroups:
-  - coveredResources: [cpu, memory]
-    flavors:
-    - name: default-flavor
-      resources:
-      - {name: cpu, nominalQuota: 16}
-      - {name: memory, nominalQuota: 64Gi}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: team-a}
-spec: {clusterQueue: research}`)
+	c.createYAML(kueuePriorityQueues(16, 100, 1000))
 
 	stop := c.watchWhole(map[string]int{"job-name=low": 4, "job-name=high": 2})
 	jobs := c.Client.BatchV1().Jobs(c.NS)
@@ -309,4 +277,42 @@ spec: {clusterQueue: research}`)
 		t.Errorf("seen bound in part:\n%s", strings.Join(partial, "\n"))
 	}
 	c.checkInvariants(inv)
+}
+
+// kueuePriorityQueues is the YAML of a ClusterQueue research of cpu CPUs
+// (and 64Gi) that preempts within itself by workload priority, its
+// LocalQueue team-a, and the WorkloadPriorityClasses low and high.
+func kueuePriorityQueues(cpu, low, high int) string {
+	return fmt.Sprintf(`apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: low}
+value: %d
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: %d
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: research}
+spec:
+  namespaceSelector: {}
+  preemption: {withinClusterQueue: LowerPriority}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {name: cpu, nominalQuota: %d}
+      - {name: memory, nominalQuota: 64Gi}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: team-a}
+spec: {clusterQueue: research}`, low, high, cpu)
 }
