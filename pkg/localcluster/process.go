@@ -42,18 +42,15 @@ func startProcess(ctx context.Context, name, bin, dir, logPath string, env []str
 	p.cmd.Stdout, p.cmd.Stderr = log, log
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Dir = dir
-	// Not in the caller's process group: a Ctrl-C at the terminal reaches
-	// fluence up, which stops this in its turn.
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := p.cmd.Start(); err != nil {
+	err = startChild(p.cmd, func(err error) {
+		p.err = err
+		log.Close()
+		close(p.exited)
+	})
+	if err != nil {
 		log.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	go func() {
-		p.err = p.cmd.Wait()
-		log.Close()
-		close(p.exited)
-	}()
 	context.AfterFunc(ctx, p.Stop)
 	return p, nil
 }

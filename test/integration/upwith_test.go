@@ -1,12 +1,20 @@
 package integration
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
@@ -69,4 +77,68 @@ func TestUpWithNeighbours(t *testing.T) {
 	if out := proc.logs.String(); !strings.Contains(out, "fluence up: stopped") {
 		t.Errorf("no stop line:\n%s", tail(out, 20))
 	}
+}
+
+// A fluence up that is killed (SIGKILL: no time to stop anything) takes
+// its neighbours with it: on Linux each is started to die with its
+// parent, so none is left running against an API server that is gone.
+func TestUpKilledTakesNeighbours(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped with -short")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("only Linux kills a child with its parent")
+	}
+	if _, err := localcluster.BuildNeighbour(t.Context(), localcluster.MPIOperator); err != nil {
+		t.Fatal(err)
+	}
+	proc := startProcess(t, buildFluence(t), "up", "--nodes", "1", "--with", "mpi-operator")
+	waitUpReady(t, proc)
+	children := childrenOf(t, proc.cmd.Process.Pid)
+	if len(children) != 1 {
+		t.Fatalf("fluence up --with mpi-operator has children %v, want the operator alone", children)
+	}
+	if err := proc.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-proc.exited
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		_, err := os.Stat(fmt.Sprintf("/proc/%d", children[0]))
+		return os.IsNotExist(err), nil
+	})
+	if err != nil {
+		_ = syscall.Kill(children[0], syscall.SIGKILL)
+		t.Fatalf("the MPI Operator (pid %d) still runs 10 s after fluence up was killed", children[0])
+	}
+}
+
+// childrenOf lists the processes whose parent is pid, from /proc.
+func childrenOf(t *testing.T, pid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so read after
+		// its closing parenthesis.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(string(stat[i+1:]))
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			out = append(out, child)
+		}
+	}
+	return out
 }
