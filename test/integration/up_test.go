@@ -141,8 +141,10 @@ func runUp(t *testing.T, bin string, gates bool, args ...string) {
 	checkUpNodes(t, c, ready, gates)
 
 	// Operators' kinds: stand-in CRDs (fluence up runs no operator).
+	installed := map[*workloadCRD]bool{} // two examples may share a kind
 	for _, e := range examples {
-		if e.operator != nil {
+		if e.operator != nil && !installed[e.operator] {
+			installed[e.operator] = true
 			c.installWorkloadCRD(*e.operator)
 		}
 	}
