@@ -26,19 +26,12 @@ func init() { watched = append(watched, CompositePodGroupV1alpha3) }
 
 // compositePolicy is what fluence reads from a CompositePodGroup.
 type compositePolicy struct {
+	sharedSpec
 	// Basic: its children are scheduled independently, each its own
 	// group.
 	Basic bool
 	// MinGroupCount: how many children must be placed together (gang).
 	MinGroupCount int64
-	Priority      *int32
-	// PreemptionPolicy is "Never", "PreemptLowerPriority" or "".
-	PreemptionPolicy string
-	// TopologyKey is spec.schedulingConstraints.topology[0].key.
-	TopologyKey string
-	// Parent is spec.parentCompositePodGroupName: composites nest, and
-	// fluence gangs only the innermost.
-	Parent string
 }
 
 func compositePolicyV1alpha3(u *unstructured.Unstructured) (compositePolicy, error) {
@@ -47,19 +40,16 @@ func compositePolicyV1alpha3(u *unstructured.Unstructured) (compositePolicy, err
 		return compositePolicy{}, fmt.Errorf("cannot be read as %s: %v", CompositePodGroupV1alpha3.GroupVersion(), err)
 	}
 	s := cpg.Spec
-	pol := compositePolicy{Priority: s.Priority}
-	if s.PreemptionPolicy != nil {
-		pol.PreemptionPolicy = string(*s.PreemptionPolicy)
+	var topo []schedulingv1alpha3.TopologyConstraint
+	if c := s.SchedulingConstraints; c != nil {
+		topo = c.Topology
 	}
-	if s.ParentCompositePodGroupName != nil {
-		pol.Parent = *s.ParentCompositePodGroupName
+	shared, err := readSharedSpec(s.Priority, s.PreemptionPolicy, s.ParentCompositePodGroupName, topo,
+		func(t schedulingv1alpha3.TopologyConstraint) string { return t.Key })
+	if err != nil {
+		return compositePolicy{}, err
 	}
-	if c := s.SchedulingConstraints; c != nil && len(c.Topology) > 0 {
-		if len(c.Topology) > 1 {
-			return compositePolicy{}, fmt.Errorf("spec.schedulingConstraints.topology has %d entries; at most one is allowed", len(c.Topology))
-		}
-		pol.TopologyKey = c.Topology[0].Key
-	}
+	pol := compositePolicy{sharedSpec: shared}
 	switch sp := s.SchedulingPolicy; {
 	case sp.Gang != nil:
 		pol.MinGroupCount = int64(sp.Gang.MinGroupCount)

@@ -150,3 +150,33 @@ func TestResolveCompositeNotServed(t *testing.T) {
 		t.Fatalf("Resolve = %+v, %v; want the child alone, its parent named unsupported", got, err)
 	}
 }
+
+// A CompositePodGroup's common fields are read as a PodGroup's are
+// (spec_shared.go): preemption policy, parent, priority, one topology key.
+func TestCompositePolicySharedSpec(t *testing.T) {
+	set := func(u *unstructured.Unstructured, v any, path ...string) *unstructured.Unstructured {
+		t.Helper()
+		if err := unstructured.SetNestedField(u.Object, v, path...); err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	full := testComposite(t, "full", 2, "example.com/rack")
+	set(full, "Never", "spec", "preemptionPolicy")
+	set(full, "outer", "spec", "parentCompositePodGroupName")
+	set(full, int64(700), "spec", "priority")
+	two := set(testComposite(t, "two", 2, ""), []any{map[string]any{"key": "a"}, map[string]any{"key": "b"}}, "spec", "schedulingConstraints", "topology")
+
+	got, err := compositePolicyV1alpha3(full)
+	if err != nil || got.TopologyKey != "example.com/rack" || got.PreemptionPolicy != "Never" || got.Parent != "outer" ||
+		got.Priority == nil || *got.Priority != 700 || got.MinGroupCount != 2 || got.Basic {
+		t.Errorf("full: got %+v, %v; want rack, Never, parent outer, priority 700, gang of 2", got, err)
+	}
+	if _, err := compositePolicyV1alpha3(two); err == nil || !strings.Contains(err.Error(), "topology has 2 entries") {
+		t.Errorf("two topology entries: got %v; want an error naming the count", err)
+	}
+	got, err = compositePolicyV1alpha3(testComposite(t, "basic", 0, ""))
+	if err != nil || !got.Basic || got.TopologyKey != "" || got.Parent != "" || got.Priority != nil {
+		t.Errorf("basic: got %+v, %v; want basic with nothing else set", got, err)
+	}
+}

@@ -19,28 +19,19 @@ import (
 // nativePolicy is what fluence reads from a Kubernetes PodGroup
 // (scheduling.k8s.io) of any version.
 type nativePolicy struct {
+	sharedSpec
 	// Basic: every pod of the group is scheduled on its own (a lone pod).
 	Basic bool
 	// MinCount: the gang's size when not Basic.
 	MinCount int64
-	// Priority is spec.priority, which the Priority admission plugin
-	// fills from spec.priorityClassName; nil when unset.
-	Priority          *int32
+	// PriorityClassName is spec.priorityClassName (Priority is filled
+	// from it by the admission plugin).
 	PriorityClassName string
-	// PreemptionPolicy is spec.preemptionPolicy ("Never",
-	// "PreemptLowerPriority", or "" when unset).
-	PreemptionPolicy string
 	// DisruptionSingle: spec.disruptionMode is single (its pods may be
 	// disrupted one by one). Unset or all, fluence disrupts the group
 	// whole (Kubernetes' own default is single: see
 	// gang.GroupID.DisruptionSingle).
 	DisruptionSingle bool
-	// TopologyKey is spec.schedulingConstraints.topology[0].key: the
-	// node label whose one value must hold the whole group.
-	TopologyKey string
-	// Parent is spec.parentCompositePodGroupName: the group is one role
-	// of its parent's gang (composite.go).
-	Parent string
 }
 
 // nativeVersion adapts one served version of scheduling.k8s.io PodGroups:

@@ -28,22 +28,19 @@ func policyV1beta1(u *unstructured.Unstructured) (nativePolicy, error) {
 		return nativePolicy{}, fmt.Errorf("cannot be read as %s: %v", NativePodGroupV1beta1.GroupVersion(), err)
 	}
 	s := pg.Spec
+	var topo []schedulingv1beta1.TopologyConstraint
+	if c := s.SchedulingConstraints; c != nil {
+		topo = c.Topology
+	}
+	shared, err := readSharedSpec(s.Priority, s.PreemptionPolicy, s.ParentCompositePodGroupName, topo,
+		func(t schedulingv1beta1.TopologyConstraint) string { return t.Key })
+	if err != nil {
+		return nativePolicy{}, err
+	}
 	pol := nativePolicy{
-		Priority:          s.Priority,
+		sharedSpec:        shared,
 		PriorityClassName: s.PriorityClassName,
 		DisruptionSingle:  s.DisruptionMode != nil && s.DisruptionMode.Single != nil,
-	}
-	if s.PreemptionPolicy != nil {
-		pol.PreemptionPolicy = string(*s.PreemptionPolicy)
-	}
-	if s.ParentCompositePodGroupName != nil {
-		pol.Parent = *s.ParentCompositePodGroupName
-	}
-	if c := s.SchedulingConstraints; c != nil && len(c.Topology) > 0 {
-		if len(c.Topology) > 1 {
-			return nativePolicy{}, fmt.Errorf("spec.schedulingConstraints.topology has %d entries; at most one is allowed", len(c.Topology))
-		}
-		pol.TopologyKey = c.Topology[0].Key
 	}
 	sp := s.SchedulingPolicy
 	switch {
