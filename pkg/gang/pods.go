@@ -303,7 +303,12 @@ func (c *Core) adopt(p *Pod) {
 	g.members[p.UID] = p
 	c.podKey[p.UID] = key
 	c.dirty = true
+	// Its priority is its pods' (a group's is set when it is submitted,
+	// which an adopted group never is): without it, any preemptor would
+	// find it of priority 0 after a restart.
+	g.priority = max(g.priority, p.Priority)
 	c.carryEviction(g, a, s, p)
+	c.recallMove(g, p)
 	c.planned(g, a)
 }
 

@@ -130,6 +130,33 @@ func (c *Core) movers(set []victim, d preemptDomain) []victim {
 	return out
 }
 
+// recallMove takes up, after a restart, the move an adopted pod's group
+// made (the moved-at annotation of its pods): the group is not moved
+// again before MoveEvery has passed since, and it has had its place in
+// line. A move older than MoveEvery is forgotten by forgetMoves.
+func (c *Core) recallMove(g *group, p *Pod) {
+	if !p.HasMovedAt {
+		return
+	}
+	if mv := c.moves[g.id.Key]; mv == nil || mv.at < p.MovedAt {
+		c.moves[g.id.Key] = &move{at: p.MovedAt, lined: true}
+	}
+}
+
+// MovedAt returns when the pod's group was last moved to make room, to
+// write on the pod at binding (the moved-at annotation): false for a
+// group not moved within MoveEvery.
+func (c *Core) MovedAt(uid string) (int64, bool) {
+	key, ok := c.podKey[uid]
+	if !ok {
+		return 0, false
+	}
+	if mv := c.moves[key]; mv != nil {
+		return mv.at, true
+	}
+	return 0, false
+}
+
 // noteMove records the move of a victim, for its next request's place
 // in line, and says so.
 func (c *Core) noteMove(v victim) string {

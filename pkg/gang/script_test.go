@@ -614,6 +614,7 @@ func (s *script) trace(traces []Trace) {
 				if p.String() == tr.Pod {
 					p.NodeName = tr.Bound
 					p.Allocation = s.core.Record(p.UID)
+					p.MovedAt, p.HasMovedAt = s.core.MovedAt(p.UID) // the moved-at annotation written at binding
 					s.boundAt[name] = s.now
 				}
 			}

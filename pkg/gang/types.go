@@ -236,6 +236,13 @@ type Pod struct {
 	// evicted to let a group bound to one domain in, when it fits
 	// elsewhere now, and is then placed again first (preempt_move.go).
 	Movable bool
+	// MovedAt, when HasMovedAt, is when the pod's group was last moved to
+	// make room (the moved-at annotation written at binding, in the
+	// core's ticks, negative before this run began): a restarted core
+	// remembers the move, so the group is not moved again within
+	// Preemption.MoveEvery of it (preempt_move.go).
+	MovedAt    int64
+	HasMovedAt bool
 	// Deleting: the pod is being deleted and will not be scheduled.
 	Deleting bool
 	// Gated: the pod has scheduling gates (Kueue holds pods so until

@@ -40,3 +40,36 @@ func TestCorePodCheckpoint(t *testing.T) {
 		})
 	}
 }
+
+// The moved-at annotation fluence writes at binding reaches a restarted
+// core in its own time, as the checkpoint does; Bind writes it back from
+// the core's time unchanged.
+func TestCorePodMovedAt(t *testing.T) {
+	epoch := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	p := &Plugin{clock: clocktesting.NewFakePassiveClock(epoch.Add(time.Hour)), epoch: epoch}
+	for _, tc := range []struct {
+		name  string
+		value string
+		node  string
+		want  int64
+		ok    bool
+	}{
+		{"before this run", "2026-11-29T09:40:00.5Z", "n1", -1199500 * ticksPerSecond / 1000, true},
+		{"unbound", "2026-11-29T09:40:00Z", "", 0, false},
+		{"malformed", "an hour ago", "n1", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", Annotations: map[string]string{k8sadapter.MovedAtKey: tc.value}},
+				Spec: corev1.PodSpec{NodeName: tc.node}}
+			cp := p.corePod(pod, true)
+			if cp.HasMovedAt != tc.ok || cp.MovedAt != tc.want {
+				t.Fatalf("MovedAt, HasMovedAt = %d, %v; want %d, %v", cp.MovedAt, cp.HasMovedAt, tc.want, tc.ok)
+			}
+			if tc.ok {
+				if got := p.timeOf(cp.MovedAt).Format(time.RFC3339Nano); got != tc.value {
+					t.Errorf("written back as %s; want %s", got, tc.value)
+				}
+			}
+		})
+	}
+}

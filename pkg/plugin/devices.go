@@ -152,7 +152,10 @@ func (p *Plugin) corePod(pod *corev1.Pod, owned bool) gang.Pod {
 		// In the core's time: before this run began is negative, which
 		// the core takes as it is (a checkpoint before the pod began
 		// counts as none).
-		cp.Checkpointed, cp.HasCheckpoint = at.Sub(p.epoch).Milliseconds()*ticksPerSecond/1000, true
+		cp.Checkpointed, cp.HasCheckpoint = p.ticksOf(at), true
+	}
+	if at, ok := k8sadapter.MovedAtOf(pod); ok && cp.NodeName != "" {
+		cp.MovedAt, cp.HasMovedAt = p.ticksOf(at), true
 	}
 	if p.dra == nil {
 		return cp

@@ -320,10 +320,8 @@ func newPlugin(cfg Config, h fwk.Handle, clk clock.PassiveClock, log klog.Logger
 		Preemption:      cfg.Preemption,
 		TicksPerSecond:  ticksPerSecond,
 		RunID:           fmt.Sprint(p.epoch.UnixNano()),
-		FormatTime: func(t int64) string {
-			return p.epoch.Add(time.Duration(t) * time.Millisecond).UTC().Format(time.RFC3339)
-		},
-		Observe: p.metrics.observeLoop,
+		FormatTime:      func(t int64) string { return p.timeOf(t).Format(time.RFC3339) },
+		Observe:         p.metrics.observeLoop,
 		// New nodes join graphs the loop builds outside mu (prebuild):
 		// scheduling cycles do not wait for a build.
 		BuildOutside: true,
@@ -352,6 +350,15 @@ const ticksPerSecond = 1000
 
 // now is core time: milliseconds since the plugin started.
 func (p *Plugin) now() int64 { return p.clock.Since(p.epoch).Milliseconds() }
+
+// ticksOf is a wall time in core time (negative before the plugin
+// started); timeOf the reverse, in UTC.
+func (p *Plugin) ticksOf(t time.Time) int64 {
+	return t.Sub(p.epoch).Milliseconds() * ticksPerSecond / 1000
+}
+func (p *Plugin) timeOf(ticks int64) time.Time {
+	return p.epoch.Add(time.Duration(ticks) * time.Second / ticksPerSecond).UTC()
+}
 
 // do runs f on the core under its lock and carries out the effects after
 // the lock is released: the framework's queue calls QueueSort and the
@@ -724,11 +731,21 @@ func (p *Plugin) Bind(ctx context.Context, _ fwk.CycleState, pod *corev1.Pod, no
 		Target:     corev1.ObjectReference{Kind: "Node", Name: node},
 	}
 	var rec, domain string
-	p.do(func(int64) { rec, domain = p.core.Record(string(pod.UID)), p.core.Domain(string(pod.UID)) })
+	var movedAt int64
+	var moved bool
+	p.do(func(int64) {
+		uid := string(pod.UID)
+		rec, domain = p.core.Record(uid), p.core.Domain(uid)
+		movedAt, moved = p.core.MovedAt(uid)
+	})
 	if rec != "" {
 		b.Annotations = map[string]string{AllocationKey: rec}
 		if domain != "" {
 			b.Annotations[k8sadapter.DomainKey] = domain
+		}
+		if moved {
+			// Read back after a restart: no second move within moveEvery.
+			b.Annotations[k8sadapter.MovedAtKey] = p.timeOf(movedAt).Format(time.RFC3339Nano)
 		}
 	}
 	// Bindings wait their turn, first come first served: a group let
