@@ -73,6 +73,9 @@ type Eviction struct {
 	Group   string
 	By      string
 	Message string
+	// Moved: the group is moved (preempt_move.go), not only evicted: it
+	// fits elsewhere now and is placed again first.
+	Moved bool
 }
 
 // preemptHold is a preemptor's: the groups it evicts, and when the hold
@@ -488,7 +491,7 @@ func (c *Core) evict(g *group, chosen []victim, p *Preemption, choice string) {
 					continue
 				}
 				if m := vg.members[s.pod]; m != nil {
-					c.fx.out.Evictions = append(c.fx.out.Evictions, Eviction{Pod: m.ref(), Group: vg.id.Key, By: g.id.Key, Message: msg})
+					c.fx.out.Evictions = append(c.fx.out.Evictions, Eviction{Pod: m.ref(), Group: vg.id.Key, By: g.id.Key, Message: msg, Moved: v.moving})
 				}
 			}
 		}

@@ -23,12 +23,23 @@ import (
 
 // PreemptionRecord is one preemption the fluence model carried out: at At,
 // group By (a core group key, "sim/<name>") had the pods of Victims (the
-// workload's group names) evicted.
+// workload's group names) evicted; Moved are those of them the core
+// moved (pkg/gang/preempt_move.go): they fitted elsewhere.
 type PreemptionRecord struct {
 	At      float64
 	By      string
 	Victims []string
+	Moved   []string
 	Pods    int
+}
+
+// Moves counts the groups moved in preemptions.
+func Moves(recs []PreemptionRecord) int {
+	n := 0
+	for _, r := range recs {
+		n += len(r.Moved)
+	}
+	return n
 }
 
 // Preemptions returns the preemptions a fluence scheduler carried out in
@@ -122,6 +133,7 @@ func (f *fluence) evict(evs []gang.Eviction) {
 	var order []*Group
 	pods := map[*Group][]int{}
 	by := map[*Group]string{}
+	moved := map[*Group]bool{}
 	for _, ev := range evs {
 		g, i, gen, ok := f.podGen(ev.Pod.UID)
 		if !ok || gen != f.gen[g.ID] {
@@ -133,6 +145,7 @@ func (f *fluence) evict(evs []gang.Eviction) {
 			by[g] = ev.By
 		}
 		pods[g] = append(pods[g], i)
+		moved[g] = moved[g] || ev.Moved
 	}
 	now := f.env.Now()
 	for _, g := range order {
@@ -146,6 +159,9 @@ func (f *fluence) evict(evs []gang.Eviction) {
 			n++
 		}
 		f.preempts[n-1].Victims = append(f.preempts[n-1].Victims, g.Spec.Name)
+		if moved[g] {
+			f.preempts[n-1].Moved = append(f.preempts[n-1].Moved, g.Spec.Name)
+		}
 		f.preempts[n-1].Pods += len(pods[g])
 	}
 }
