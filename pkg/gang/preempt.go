@@ -274,7 +274,10 @@ func (c *Core) victims(g *group, p *Preemption) ([]victim, int64) {
 			vc.mustMove = true
 		}
 		for _, a := range v.allocs {
-			if !a.running || c.unplaced[a.id] {
+			// Only what Permit let through: an allocation placed in this
+			// loop whose pods have not all passed Permit has not started,
+			// and its pods may not be bound to be evicted.
+			if !a.running || !a.committed || c.unplaced[a.id] {
 				continue
 			}
 			// An adopted allocation may have begun before this run (a
