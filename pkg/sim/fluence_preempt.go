@@ -31,6 +31,9 @@ type PreemptionRecord struct {
 	Victims []string
 	Moved   []string
 	Pods    int
+	// Lost is the pod-seconds of work its evictions cut short, since the
+	// victims' last checkpoints (Env.Evict).
+	Lost float64
 }
 
 // Moves counts the groups moved in preemptions.
@@ -149,6 +152,7 @@ func (f *fluence) evict(evs []gang.Eviction) {
 	}
 	now := f.env.Now()
 	for _, g := range order {
+		lost := g.WorkLost
 		if err := f.env.Evict(g, pods[g], f.grace()); err != nil {
 			f.evictErr = errors.Join(f.evictErr, fmt.Errorf("the core evicts %s for %s: %w", g.Spec.Name, by[g], err))
 			continue
@@ -163,6 +167,7 @@ func (f *fluence) evict(evs []gang.Eviction) {
 			f.preempts[n-1].Moved = append(f.preempts[n-1].Moved, g.Spec.Name)
 		}
 		f.preempts[n-1].Pods += len(pods[g])
+		f.preempts[n-1].Lost += g.WorkLost - lost
 	}
 }
 

@@ -28,12 +28,15 @@ const packedRackStream = 0x7261636b // "rack"
 // The background, asking no domain: first a pre-load arriving in the
 // first seconds (one group every 0.5 s) until it asks 90% of the
 // cluster's cores, then one group every 500 s from t = 600 s to 9,000 s.
-// Shapes (pods x cores): large 8x8, 6x8, 4x8; medium 4x4, 3x8, 2x8;
-// small 1x8, 2x4, 1x4. A fifth of the groups have priority 100
-// (PackedRackStandard), the rest 0. Runtimes are 3,600 to 10,800 s in
-// the pre-load and 3,600 to 7,200 s after; half the groups checkpoint,
-// every 300, 600 or 900 s of run; two thirds of the small groups and a
-// fifth of the medium ones are movable (never the large).
+// Pre-load shapes (pods x cores): large 8x8, 6x8, 4x8; medium 4x4, 3x8,
+// 2x8; small 1x8, 2x4, 1x4. Later groups take whole nodes (the shapes of
+// 8-core pods), so the half nodes the pre-load leaves free stay free:
+// room a small group can be moved to. A fifth of the pre-load has
+// priority 100 (PackedRackStandard), the rest of the background 0
+// (PackedRackLow). Runtimes are 3,600 to 10,800 s in the pre-load and
+// 3,600 to 7,200 s after; half the groups checkpoint, every 300, 600 or
+// 900 s of run; three quarters of the small groups and half the medium
+// ones are movable (never the large).
 //
 // The urgent gangs, priority 1000 (PackedRackUrgent), requiring one rack:
 // eight, one every 900 s from t = 1,800 s, of 4 to 8 whole-node pods (8
@@ -92,7 +95,7 @@ func PackedRackWorkload(seed uint64) *Workload {
 	background := func(arrival, rtLo, rtHi float64, from []shape) GroupSpec {
 		s := from[rng.IntN(len(from))]
 		prio := int64(PackedRackLow)
-		if rng.IntN(5) == 0 {
+		if rng.IntN(5) == 0 && arrival < 600 {
 			prio = PackedRackStandard
 		}
 		g := group("", arrival, s.pods, s.cores, uniform(rtLo, rtHi), prio)
@@ -102,9 +105,9 @@ func PackedRackWorkload(seed uint64) *Workload {
 		}
 		switch s.class {
 		case "small":
-			g.Movable = rng.IntN(3) < 2
+			g.Movable = rng.IntN(4) < 3
 		case "medium":
-			g.Movable = rng.IntN(5) == 0
+			g.Movable = rng.IntN(2) == 0
 		}
 		return g
 	}
