@@ -68,6 +68,9 @@ func TestSimPreemptFlags(t *testing.T) {
 // are read from the table, not written here.
 func TestSimPackedRackPrintsTheRackTable(t *testing.T) {
 	cmd := simCmd()
+	if u := cmd.Flags().Lookup("workload").Usage; !strings.Contains(u, "packed-rack") {
+		t.Errorf("--workload usage %q does not list packed-rack", u)
+	}
 	cmd.SetArgs([]string{"--workload", "packed-rack", "--seeds", "1", "--schedulers", "fluence", "--queue-policy", "easy", "--no-files"})
 	var out bytes.Buffer
 	cmd.SetOut(&out)

@@ -37,18 +37,13 @@ func TestPreemptionTable(t *testing.T) {
 			t.Errorf("no %q in\n%s", want, table)
 		}
 	}
-	lines := strings.Split(table, "\n")
 	for _, r := range runs {
-		i := 0
-		for i < len(lines) && !strings.HasPrefix(lines[i], r.Label+"  ") {
-			i++
-		}
-		if i == len(lines) {
+		cells, ok := rowCells(table, r.Label)
+		if !ok {
 			t.Errorf("no row %q in\n%s", r.Label, table)
 			continue
 		}
 		s := r.Summary
-		cells := strings.Fields(strings.TrimPrefix(lines[i], r.Label))
 		// The cells after COMPLETED (which has a space when stalled).
 		tail := cells[len(cells)-9:]
 		want := []string{itoa(s.UrgentStarted) + "/" + itoa(s.Urgent), seconds(s.UrgentMean), seconds(s.UrgentMax), seconds(s.Makespan),
@@ -65,6 +60,17 @@ func TestPreemptionTable(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// rowCells is the cells of a table's row after its label, and whether
+// the table has the row.
+func rowCells(table, label string) ([]string, bool) {
+	for _, line := range strings.Split(table, "\n") {
+		if rest, ok := strings.CutPrefix(line, label+"  "); ok {
+			return strings.Fields(rest), true
+		}
+	}
+	return nil, false
+}
 
 // The rack table: the preemption table's columns with the urgent gangs
 // kept within one rack and the moves, a row per comparison row, its cells
@@ -94,18 +100,13 @@ func TestRackPreemptionTable(t *testing.T) {
 			t.Errorf("no %q in\n%s", want, table)
 		}
 	}
-	lines := strings.Split(table, "\n")
 	for _, r := range runs {
-		i := 0
-		for i < len(lines) && !strings.HasPrefix(lines[i], r.Label+"  ") {
-			i++
-		}
-		if i == len(lines) {
+		cells, ok := rowCells(table, r.Label)
+		if !ok {
 			t.Errorf("no row %q in\n%s", r.Label, table)
 			continue
 		}
 		s := r.Summary
-		cells := strings.Fields(strings.TrimPrefix(lines[i], r.Label))
 		tail := cells[len(cells)-11:]
 		want := []string{itoa(s.UrgentStarted) + "/" + itoa(s.Urgent), seconds(s.UrgentMean), seconds(s.UrgentMax),
 			itoa(s.UrgentWithin) + "/" + itoa(s.UrgentRequired), seconds(s.Makespan), itoa(s.Evictions) + "/" + itoa(s.EvictedPods), itoa(s.Moves)}
