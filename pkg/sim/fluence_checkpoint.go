@@ -37,11 +37,16 @@ func (f *fluence) checkpoints() {
 			continue
 		}
 		f.told[g.ID] = t
+		id := f.groupID(g)
 		for i, n := range g.PodNode {
 			if n < 0 || g.Evicting(i) {
 				continue
 			}
-			f.core.PodSeen(f.pod(g, i), toMs(now))
+			// The bound pod as the informer shows it: its group's labels
+			// and its allocation annotation, as bound, and the new time.
+			p := f.pod(g, i)
+			p.Labeled, p.Allocation = id, f.core.Record(p.UID)
+			f.core.PodSeen(p, toMs(now))
 		}
 	}
 }
