@@ -18,8 +18,9 @@ import (
 // the informer shows a deleted pod. Once every evicted pod of the group
 // is gone, its controller has made new pods in their place: the group
 // comes back as new pods (new UIDs, created now, with the same group
-// labels), which wait, whole, like any group, and must run their whole
-// runtime again (Env.Evict counts the work lost).
+// labels), which wait, whole, like any group, and must run again what
+// their group's last checkpoint did not save (Env.Evict counts the work
+// lost; fluence_checkpoint.go).
 
 // PreemptionRecord is one preemption the fluence model carried out: at At,
 // group By (a core group key, "sim/<name>") had the pods of Victims (the

@@ -62,7 +62,6 @@ func CompareRackPreemption(w *Workload, setup PreemptionSetup, opts Options) ([]
 // no domain (topology_required dropped); all else is the same.
 func WithoutRequiredTopology(w *Workload) *Workload {
 	out := *w
-	out.Name = w.Name
 	out.Groups = make([]GroupSpec, len(w.Groups))
 	for i, g := range w.Groups {
 		g.TopologyRequired = ""
