@@ -125,7 +125,7 @@ and Kueue-style quota admission, and prints one comparison table.
 With no arguments it replays run8 (100 LAMMPS MiniClusters of 2-6 pods on 8
 nodes with 3 free CPUs each) and shows the measured outcomes beside the
 simulated ones. --workload picks another built-in workload (run10, backfill,
-topology-fragmented, urgent, rackscale-dra) or a workload file. topology-fragmented is 64
+topology-fragmented, urgent, rackscale-dra, packed-rack) or a workload file. topology-fragmented is 64
 nodes in zones, blocks and racks, unevenly loaded, and groups that require or
 prefer a rack or a block; for it (and any workload with topology) a second
 table says where each scheduler's groups ran, by topology level. urgent is
@@ -134,7 +134,14 @@ of priority 1000 arrive; for it (and any workload whose groups have more than
 one priority) a second table compares fluence without and with preemption
 (--preempt-after and the flags after it) and the stock model without and
 with its pod-by-pod preemption: the urgent groups' waits, the evictions and
-the work they lost. rackscale-dra is 16 NVLink domains of 18 nodes with 4 GPUs
+the work they lost. packed-rack (drawn from each --seeds seed) is 4 racks of
+8 nodes packed with low-priority groups, some checkpointing, some movable,
+into which 8 gangs of priority 1000 arrive that each require one rack; for it
+(and any workload whose most urgent groups require a domain) that table
+compares fluence's topology-aware preemption, the same with checkpoints and
+moves hidden from the core, and two preemptions without topology (fluence's
+with the rack requirement dropped, the stock model's pod by pod), adding the
+urgent gangs kept within one rack and the groups moved. rackscale-dra is 16 NVLink domains of 18 nodes with 4 GPUs
 each, published as DRA devices, and GPU gangs of 2 to 18 pods each required
 within one domain; for it (and any workload whose nodes publish GPUs as
 devices) a further table gives each scheduler's stranded GPUs, gangs kept
@@ -158,7 +165,7 @@ run for about twice the peak memory (about 620 MB instead of 320 MB on
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.workload, "workload", "run8", "built-in workload (run8, run10, backfill, topology-fragmented, urgent, rackscale-dra) or a workload YAML file")
+	fl.StringVar(&f.workload, "workload", "run8", "built-in workload (run8, run10, backfill, topology-fragmented, urgent, rackscale-dra, packed-rack) or a workload YAML file")
 	fl.StringVar(&f.synthetic, "synthetic", "", `synthesize a workload instead, e.g. "nodes=1000,groups=10000" (docs/sim-workload.md); "default" for the defaults`)
 	fl.StringVar(&f.cluster, "cluster", "", `replace the workload's cluster with a generated one, e.g. "cluster[1]->node[8]->{core[3],memory[1]:29}" (memory in GiB)`)
 	fl.StringSliceVar(&f.schedulers, "schedulers", []string{"fluence", "stock", "coscheduling", "quota"}, "schedulers to run (also quota+fluence: the quota model's admission in front of fluence)")
@@ -214,6 +221,8 @@ func loadSimWorkload(f simFlags, seed64 uint) (*sim.Workload, error) {
 		w = sim.UrgentWorkload()
 	case f.workload == "rackscale-dra":
 		w = sim.RackScaleDRAWorkload()
+	case f.workload == "packed-rack":
+		w = sim.PackedRackWorkload(seed)
 	default:
 		data, rerr := experiments.Read(f.workload)
 		if rerr != nil {

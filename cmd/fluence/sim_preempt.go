@@ -28,7 +28,9 @@ func checkPreemptFlags(f simFlags) error {
 
 // simPreemption runs and prints the preemption table: fluence (the first
 // --queue-policy) without and with preemption, the stock model without
-// and with its pod-by-pod preemption.
+// and with its pod-by-pod preemption. For a workload whose urgent groups
+// require a domain (sim.HasRackPreemption: packed-rack) it prints the
+// rack comparison instead (sim.CompareRackPreemption).
 func simPreemption(stdout io.Writer, f simFlags, w *sim.Workload, opts sim.Options) error {
 	if !(f.defaultDur >= 1) || math.IsInf(f.defaultDur, 0) {
 		return fmt.Errorf("--default-duration %v: give a number of seconds, 1 or more", f.defaultDur)
@@ -45,9 +47,13 @@ func simPreemption(stdout io.Writer, f simFlags, w *sim.Workload, opts sim.Optio
 		Stock:         sim.StockOptions{Backoff: sim.DefaultBackoff, AttemptSeconds: f.attempt},
 		EvictionGrace: grace,
 	}
-	runs, err := sim.ComparePreemption(w, setup, opts)
+	compare, table := sim.ComparePreemption, report.PreemptionTable
+	if sim.HasRackPreemption(w) {
+		compare, table = sim.CompareRackPreemption, report.RackPreemptionTable
+	}
+	runs, err := compare(w, setup, opts)
 	if err != nil {
 		return err
 	}
-	return report.PreemptionTable(stdout, w, p, f.evictionGrace, runs)
+	return table(stdout, w, p, f.evictionGrace, runs)
 }

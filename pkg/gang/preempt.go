@@ -73,6 +73,9 @@ type Eviction struct {
 	Group   string
 	By      string
 	Message string
+	// Moved: the group is moved (preempt_move.go), not only evicted: it
+	// fits elsewhere now and is placed again first.
+	Moved bool
 }
 
 // preemptHold is a preemptor's: the groups it evicts, and when the hold
@@ -271,7 +274,10 @@ func (c *Core) victims(g *group, p *Preemption) ([]victim, int64) {
 			vc.mustMove = true
 		}
 		for _, a := range v.allocs {
-			if !a.running || c.unplaced[a.id] {
+			// Only what Permit let through: an allocation placed in this
+			// loop whose pods have not all passed Permit has not started,
+			// and its pods may not be bound to be evicted.
+			if !a.running || !a.committed || c.unplaced[a.id] {
 				continue
 			}
 			// An adopted allocation may have begun before this run (a
@@ -488,7 +494,7 @@ func (c *Core) evict(g *group, chosen []victim, p *Preemption, choice string) {
 					continue
 				}
 				if m := vg.members[s.pod]; m != nil {
-					c.fx.out.Evictions = append(c.fx.out.Evictions, Eviction{Pod: m.ref(), Group: vg.id.Key, By: g.id.Key, Message: msg})
+					c.fx.out.Evictions = append(c.fx.out.Evictions, Eviction{Pod: m.ref(), Group: vg.id.Key, By: g.id.Key, Message: msg, Moved: v.moving})
 				}
 			}
 		}

@@ -26,10 +26,13 @@
 //
 // Preemption: a scheduler may evict bound pods (Env.Evict); each holds its
 // node for a grace period, then a new pod takes its place, Pending. A
-// group that loses a pod while running loses its run and starts over once
-// whole again (env_evict.go). The fluence model preempts when
-// FluenceConfig.Preemption is set, the stock model pod by pod when
-// StockOptions.Preemption is; ComparePreemption compares them.
+// group that loses a pod while running loses its run since its last
+// checkpoint (GroupSpec.CheckpointEvery; from the start when it has none)
+// and runs on from there once whole again (env_evict.go). The fluence
+// model preempts when FluenceConfig.Preemption is set, the stock model
+// pod by pod when StockOptions.Preemption is; ComparePreemption compares
+// them, and CompareRackPreemption, for urgent groups that require a
+// domain, topology-aware preemption against preemption without topology.
 //
 // GPUs through DRA: a node with GPUDevices publishes its GPUs as devices;
 // the fluence model gives the core devices and each pod's GPUs as a device

@@ -180,7 +180,7 @@ func (e *Env) Bind(g *Group, pod, node int) error {
 		e.runningJobs++
 		e.lastProgress = e.now
 		e.seq++
-		heap.Push(&e.events, event{t: e.now + g.Spec.Runtime, kind: evComplete, seq: e.seq, g: g, run: g.run})
+		heap.Push(&e.events, event{t: e.now + g.Spec.Runtime - g.saved, kind: evComplete, seq: e.seq, g: g, run: g.run})
 	}
 	return nil
 }

@@ -1,6 +1,9 @@
 package sim
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Evictions: a scheduler that preempts takes bound pods off their nodes.
 //
@@ -11,9 +14,11 @@ import "fmt"
 // Pending; the env hands it back to the scheduler (Evictee.PodEvicted).
 //
 // A group is a gang: its work needs every pod. A group running when it
-// loses a pod loses its run: the work done (pods x seconds since it
-// started) is lost, and it needs its whole runtime again once every pod
-// is bound again. Its other pods keep their nodes unless they are
+// loses a pod loses its run since its last checkpoint: the work done
+// since then (pods x seconds) is lost, and once every pod is bound
+// again it runs on from that checkpoint. A group that does not
+// checkpoint (GroupSpec.CheckpointEvery 0) loses its whole run and needs
+// its whole runtime again. Its other pods keep their nodes unless they are
 // evicted too: fluence evicts a group whole; the stock model's pod-by-pod
 // preemption does not, and leaves the rest of a gang holding nodes with
 // nothing to do until its lost members are back. A group that had
@@ -74,7 +79,13 @@ func (e *Env) Evict(g *Group, pods []int, grace float64) error {
 		return nil
 	}
 	if g.Started() {
-		g.WorkLost += float64(len(g.PodNode)) * (e.now - g.Start)
+		ran := e.now - g.Start
+		kept := 0.0
+		if t, ok := g.Checkpointed(e.now); ok {
+			kept = t - g.Start
+		}
+		g.saved += kept
+		g.WorkLost += float64(len(g.PodNode)) * (ran - kept)
 		g.Start = -1
 		g.run++
 		e.runningJobs--
@@ -107,6 +118,22 @@ func (e *Env) gone(g *Group, pod int) error {
 		return fmt.Errorf("sim: %s: %s pod %d evicted from %s: %w", e.sched.Name(), g.Spec.Name, pod, e.cluster.Nodes[node].Name, err)
 	}
 	return nil
+}
+
+// Checkpointed returns the time of the running group's last checkpoint
+// at now: one every Spec.CheckpointEvery seconds of its current run
+// (none at its start, which resumes from the last one, if any); false
+// when it is not running or has not checkpointed in this run.
+func (g *Group) Checkpointed(now float64) (float64, bool) {
+	every := g.Spec.CheckpointEvery
+	if every <= 0 || !g.Started() || g.End >= 0 {
+		return 0, false
+	}
+	k := math.Floor((now - g.Start) / every)
+	if k < 1 {
+		return 0, false
+	}
+	return g.Start + k*every, true
 }
 
 // Evicting reports whether a pod of g is being evicted (gone at the end

@@ -43,6 +43,12 @@ type FluenceConfig struct {
 	// EvictionGrace is the seconds from an eviction until the pod is gone
 	// and its node free. 0: DefaultEvictionGrace; negative: at once.
 	EvictionGrace float64
+	// HideCheckpoints keeps the groups' checkpoints and movability
+	// (GroupSpec.CheckpointEvery, Movable) from the core, as pods without
+	// the checkpointed-at and movable annotations: it chooses victims by
+	// their run time and moves nothing. The groups still checkpoint: an
+	// evicted one loses only the work since its last checkpoint.
+	HideCheckpoints bool
 	// CheckInvariants checks the core's invariants after every event and
 	// fails the run at the first violation. It costs a pass over the whole
 	// core per event; the package's tests turn it on for every run.
@@ -84,6 +90,10 @@ type fluence struct {
 	created  map[int]float64
 	preempts []PreemptionRecord
 	evictErr error
+	// told is the checkpoint last told the core of each group that
+	// checkpoints, by group index (fluence_checkpoint.go).
+	told map[int]float64
+	ckpt []*Group
 }
 
 // NewFluence returns the fluence scheduler for the simulator.
@@ -149,7 +159,8 @@ func (f *fluence) Start(env *Env) error {
 	if err := checkGPUDevices(env.Workload()); err != nil {
 		return err
 	}
-	f.gen, f.created, f.preempts, f.evictErr = map[int]int{}, map[int]float64{}, nil, nil
+	f.gen, f.created, f.preempts, f.evictErr, f.told = map[int]int{}, map[int]float64{}, nil, nil, map[int]float64{}
+	f.ckpt = f.checkpointing()
 	core, err := f.newCore()
 	if err != nil {
 		return err
@@ -207,6 +218,7 @@ func (f *fluence) pod(g *Group, i int) gang.Pod {
 	if n := g.PodNode[i]; n >= 0 {
 		out.NodeName = f.env.Cluster().Nodes[n].Name
 	}
+	f.annotate(g, &out)
 	return out
 }
 
@@ -311,6 +323,7 @@ func (f *fluence) NodeAdded(i int) error {
 
 func (f *fluence) Schedule() error {
 	now := toMs(f.env.Now())
+	f.checkpoints()
 	f.core.Tick(now)
 	f.fw.Run(now)
 	return f.check()

@@ -18,17 +18,32 @@ import (
 // the informer shows a deleted pod. Once every evicted pod of the group
 // is gone, its controller has made new pods in their place: the group
 // comes back as new pods (new UIDs, created now, with the same group
-// labels), which wait, whole, like any group, and must run their whole
-// runtime again (Env.Evict counts the work lost).
+// labels), which wait, whole, like any group, and must run again what
+// their group's last checkpoint did not save (Env.Evict counts the work
+// lost; fluence_checkpoint.go).
 
 // PreemptionRecord is one preemption the fluence model carried out: at At,
 // group By (a core group key, "sim/<name>") had the pods of Victims (the
-// workload's group names) evicted.
+// workload's group names) evicted; Moved are those of them the core
+// moved (pkg/gang/preempt_move.go): they fitted elsewhere.
 type PreemptionRecord struct {
 	At      float64
 	By      string
 	Victims []string
+	Moved   []string
 	Pods    int
+	// Lost is the pod-seconds of work its evictions cut short, since the
+	// victims' last checkpoints (Env.Evict).
+	Lost float64
+}
+
+// Moves counts the groups moved in preemptions.
+func Moves(recs []PreemptionRecord) int {
+	n := 0
+	for _, r := range recs {
+		n += len(r.Moved)
+	}
+	return n
 }
 
 // Preemptions returns the preemptions a fluence scheduler carried out in
@@ -122,6 +137,7 @@ func (f *fluence) evict(evs []gang.Eviction) {
 	var order []*Group
 	pods := map[*Group][]int{}
 	by := map[*Group]string{}
+	moved := map[*Group]bool{}
 	for _, ev := range evs {
 		g, i, gen, ok := f.podGen(ev.Pod.UID)
 		if !ok || gen != f.gen[g.ID] {
@@ -133,9 +149,11 @@ func (f *fluence) evict(evs []gang.Eviction) {
 			by[g] = ev.By
 		}
 		pods[g] = append(pods[g], i)
+		moved[g] = moved[g] || ev.Moved
 	}
 	now := f.env.Now()
 	for _, g := range order {
+		lost := g.WorkLost
 		if err := f.env.Evict(g, pods[g], f.grace()); err != nil {
 			f.evictErr = errors.Join(f.evictErr, fmt.Errorf("the core evicts %s for %s: %w", g.Spec.Name, by[g], err))
 			continue
@@ -146,7 +164,11 @@ func (f *fluence) evict(evs []gang.Eviction) {
 			n++
 		}
 		f.preempts[n-1].Victims = append(f.preempts[n-1].Victims, g.Spec.Name)
+		if moved[g] {
+			f.preempts[n-1].Moved = append(f.preempts[n-1].Moved, g.Spec.Name)
+		}
 		f.preempts[n-1].Pods += len(pods[g])
+		f.preempts[n-1].Lost += g.WorkLost - lost
 	}
 }
 

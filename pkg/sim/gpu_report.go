@@ -62,11 +62,7 @@ func SummarizeGPUs(w *Workload, r *Result) (GPUSummary, error) {
 		return GPUSummary{}, fmt.Errorf("sim: the result has %d jobs, workload %s %d groups", len(r.Jobs), w.Name, len(w.Groups))
 	}
 	s := GPUSummary{From: math.Inf(1), To: r.SimulatedUntil, StrandedShare: math.NaN()}
-	byName := map[string]*NodeSpec{}
-	nodes := allNodes(w)
-	for i := range nodes {
-		byName[nodes[i].Name] = &nodes[i]
-	}
+	byName := nodeIndex(w)
 	// Events in time order; at one time, all are applied before the
 	// state is measured.
 	type ev struct {
@@ -94,11 +90,9 @@ func SummarizeGPUs(w *Workload, r *Result) (GPUSummary, error) {
 			evs = append(evs, ev{t: j.End, group: i, kind: stEnd})
 		}
 		if g.TopologyRequired != "" && j.Start >= 0 {
-			on := make([]*NodeSpec, len(j.Nodes))
-			for p, name := range j.Nodes {
-				if on[p] = byName[name]; on[p] == nil {
-					return GPUSummary{}, fmt.Errorf("sim: group %s ran on node %q, which workload %s does not have", g.Name, name, w.Name)
-				}
+			on, err := jobNodes(w, byName, j)
+			if err != nil {
+				return GPUSummary{}, err
 			}
 			s.Required++
 			if sharedValue(g.TopologyRequired, on) {

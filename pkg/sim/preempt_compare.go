@@ -66,26 +66,46 @@ func ComparePreemption(w *Workload, setup PreemptionSetup, opts Options) ([]Pree
 	stockP := setup.Stock
 	stockP.Preemption, stockP.EvictionGrace = true, setup.EvictionGrace
 
-	rows := []struct {
-		label string
-		make  func() (Scheduler, error)
-	}{
-		{"fluence, no preemption", func() (Scheduler, error) { return NewFluence(plain) }},
-		{"fluence, preemption", func() (Scheduler, error) { return NewFluence(withP) }},
-		{"stock (model), no preemption", func() (Scheduler, error) { return NewStockWith(stock), nil }},
-		{"stock (model), pod-by-pod preemption", func() (Scheduler, error) { return NewStockWith(stockP), nil }},
-	}
+	return runPreemptionRows(w, []preemptionRow{
+		{label: "fluence, no preemption", make: func() (Scheduler, error) { return NewFluence(plain) }},
+		{label: "fluence, preemption", make: func() (Scheduler, error) { return NewFluence(withP) }},
+		{label: "stock (model), no preemption", make: func() (Scheduler, error) { return NewStockWith(stock), nil }},
+		{label: "stock (model), pod-by-pod preemption", make: func() (Scheduler, error) { return NewStockWith(stockP), nil }},
+	}, opts)
+}
+
+// preemptionRow is one row of a comparison: its scheduler, and the
+// workload it runs when not the compared one (a variant of it, whose
+// groups are the same, in the same order).
+type preemptionRow struct {
+	label string
+	make  func() (Scheduler, error)
+	run   *Workload
+}
+
+// runPreemptionRows runs each row and summarizes it against w: the
+// urgent groups, and whether each ran within its domain, are w's.
+func runPreemptionRows(w *Workload, rows []preemptionRow, opts Options) ([]PreemptionRun, error) {
 	var out []PreemptionRun
 	for _, row := range rows {
 		s, err := row.make()
 		if err != nil {
 			return nil, err
 		}
-		r, err := Run(w, s, opts)
+		rw := w
+		if row.run != nil {
+			rw = row.run
+		}
+		r, err := Run(rw, s, opts)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, PreemptionRun{Label: row.label, Result: r, Summary: SummarizePreemption(r)})
+		sum := SummarizePreemption(r)
+		sum.Moves = Moves(Preemptions(s))
+		if err := sum.urgentWithin(w, r); err != nil {
+			return nil, err
+		}
+		out = append(out, PreemptionRun{Label: row.label, Result: r, Summary: sum})
 	}
 	return out, nil
 }
@@ -111,6 +131,12 @@ type PreemptionSummary struct {
 	// EvictedInPart counts evictions that left the rest of a group bound;
 	// PartialMax is the most groups bound in part at once.
 	EvictedInPart, PartialMax int
+	// Moves counts the victims fluence moved (they fitted elsewhere).
+	Moves int
+	// UrgentRequired counts the urgent groups that started and, in the
+	// compared workload, require a domain; UrgentWithin those of them
+	// whose pods all ran within one domain of their key (preempt_rack.go).
+	UrgentRequired, UrgentWithin int
 }
 
 // SummarizePreemption summarizes a run for the preemption comparison.

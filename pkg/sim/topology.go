@@ -73,6 +73,28 @@ func allNodes(w *Workload) []NodeSpec {
 	return out
 }
 
+// nodeIndex is the workload's nodes (allNodes) by name.
+func nodeIndex(w *Workload) map[string]*NodeSpec {
+	byName := map[string]*NodeSpec{}
+	nodes := allNodes(w)
+	for i := range nodes {
+		byName[nodes[i].Name] = &nodes[i]
+	}
+	return byName
+}
+
+// jobNodes is the nodes a job's pods ran on, in pod order, found in
+// byName (nodeIndex of w).
+func jobNodes(w *Workload, byName map[string]*NodeSpec, j *JobResult) ([]*NodeSpec, error) {
+	on := make([]*NodeSpec, len(j.Nodes))
+	for p, name := range j.Nodes {
+		if on[p] = byName[name]; on[p] == nil {
+			return nil, fmt.Errorf("sim: group %s ran on node %q, which workload %s does not have", j.Name, name, w.Name)
+		}
+	}
+	return on, nil
+}
+
 // LevelName is the short name of a level's label key: the part after its
 // prefix (example.com/rack is "rack").
 func LevelName(key string) string { return key[strings.LastIndex(key, "/")+1:] }
@@ -166,11 +188,7 @@ func SummarizeTopology(w *Workload, r *Result) (TopologySummary, error) {
 		return TopologySummary{}, fmt.Errorf("sim: the result has %d jobs, workload %s %d groups", len(r.Jobs), w.Name, len(w.Groups))
 	}
 	levels := ReportLevels(w)
-	byName := map[string]*NodeSpec{}
-	nodes := allNodes(w)
-	for i := range nodes {
-		byName[nodes[i].Name] = &nodes[i]
-	}
+	byName := nodeIndex(w)
 	rank := func(key string) int { // innermost level first, unknown keys after
 		if i := slices.Index(levels, key); i >= 0 {
 			return len(levels) - 1 - i
@@ -212,11 +230,9 @@ func SummarizeTopology(w *Workload, r *Result) (TopologySummary, error) {
 		if j.Start < 0 {
 			continue
 		}
-		on := make([]*NodeSpec, len(j.Nodes))
-		for p, name := range j.Nodes {
-			if on[p] = byName[name]; on[p] == nil {
-				return TopologySummary{}, fmt.Errorf("sim: group %s ran on node %q, which workload %s does not have", g.Name, name, w.Name)
-			}
+		on, err := jobNodes(w, byName, j)
+		if err != nil {
+			return TopologySummary{}, err
 		}
 		level := GroupLevel(levels, on)
 		within := g.TopologyRequired != "" && sharedValue(g.TopologyRequired, on)

@@ -52,6 +52,15 @@ type GroupSpec struct {
 	// outwards, then anywhere. "" for none; never set with
 	// TopologyRequired.
 	TopologyPreferred string
+	// CheckpointEvery, in seconds, is how often the group's pods save
+	// their work: every CheckpointEvery seconds of a run (0: never). An
+	// evicted group loses only the work since its last checkpoint and
+	// runs on from there (env_evict.go).
+	CheckpointEvery float64
+	// Movable: the group's pods may be moved (the movable annotation):
+	// with preemption, fluence may evict it to let a group bound to one
+	// domain in when it fits elsewhere now (pkg/gang/preempt_move.go).
+	Movable bool
 }
 
 // Size is the number of pods.

@@ -23,6 +23,7 @@ import (
 //	  - {name: j1, arrival: 0, pods: 4, cpu: "2", memory: 1Gi, runtime: 20, duration: 30, release_delay: 3}
 //	  - {name: j2, arrival: 1.5, pods: [{count: 2, cpu: "1"}, {count: 1, cpu: "4", gpu: 1}], runtime: 60}
 //	  - {name: j3, pods: 2, cpu: "1", runtime: 10, topology_required: zone}
+//	  - {name: j4, pods: 2, cpu: "1", runtime: 3600, checkpoint_every: 600, movable: true}
 
 var (
 	nativeTopKeys   = []string{"name", "cluster", "params", "topology_levels", "groups"}
@@ -30,7 +31,7 @@ var (
 	nativeNodeKeys  = []string{"name", "count", "cpu", "memory", "gpu", "labels", "gpu_devices"}
 	nativeParamKeys = []string{"permit_timeout", "quota_cpu", "quota_pods"}
 	nativeGroupKeys = []string{"name", "arrival", "pods", "cpu", "memory", "gpu", "runtime", "duration", "priority", "release_delay",
-		"topology_required", "topology_preferred"}
+		"topology_required", "topology_preferred", "checkpoint_every", "movable"}
 	nativePodKeys = []string{"count", "cpu", "memory", "gpu"}
 )
 
@@ -241,6 +242,7 @@ func (c *yctx) nativeGroups(top ymap, w *Workload) {
 			g.Priority = c.groupPriority(n, ykey(path, "priority"), g.Name)
 		}
 		c.groupTopology(m, path, &g, labels)
+		c.groupCheckpoint(m, path, &g)
 		g.Pods = c.nativePods(m, path, wlMaxPodsTotal-total)
 		total += len(g.Pods)
 		w.Groups = append(w.Groups, g)

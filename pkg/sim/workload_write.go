@@ -111,6 +111,12 @@ func MarshalWorkload(w *Workload) ([]byte, error) {
 		if g.TopologyPreferred != "" {
 			b.WriteString(", topology_preferred: " + yamlStr(g.TopologyPreferred))
 		}
+		if g.CheckpointEvery != 0 {
+			b.WriteString(", checkpoint_every: " + secs(g.CheckpointEvery))
+		}
+		if g.Movable {
+			b.WriteString(", movable: true")
+		}
 		b.WriteString("}\n")
 	}
 	return []byte(b.String()), nil

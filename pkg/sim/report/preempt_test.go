@@ -37,18 +37,13 @@ func TestPreemptionTable(t *testing.T) {
 			t.Errorf("no %q in\n%s", want, table)
 		}
 	}
-	lines := strings.Split(table, "\n")
 	for _, r := range runs {
-		i := 0
-		for i < len(lines) && !strings.HasPrefix(lines[i], r.Label+"  ") {
-			i++
-		}
-		if i == len(lines) {
+		cells, ok := rowCells(table, r.Label)
+		if !ok {
 			t.Errorf("no row %q in\n%s", r.Label, table)
 			continue
 		}
 		s := r.Summary
-		cells := strings.Fields(strings.TrimPrefix(lines[i], r.Label))
 		// The cells after COMPLETED (which has a space when stalled).
 		tail := cells[len(cells)-9:]
 		want := []string{itoa(s.UrgentStarted) + "/" + itoa(s.Urgent), seconds(s.UrgentMean), seconds(s.UrgentMax), seconds(s.Makespan),
@@ -65,3 +60,63 @@ func TestPreemptionTable(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// rowCells is the cells of a table's row after its label, and whether
+// the table has the row.
+func rowCells(table, label string) ([]string, bool) {
+	for _, line := range strings.Split(table, "\n") {
+		if rest, ok := strings.CutPrefix(line, label+"  "); ok {
+			return strings.Fields(rest), true
+		}
+	}
+	return nil, false
+}
+
+// The rack table: the preemption table's columns with the urgent gangs
+// kept within one rack and the moves, a row per comparison row, its cells
+// the summaries'.
+func TestRackPreemptionTable(t *testing.T) {
+	w := sim.PackedRackWorkload(1)
+	p := sim.DefaultPreemption
+	runs, err := sim.CompareRackPreemption(w, sim.PreemptionSetup{
+		Fluence:    sim.FluenceConfig{Queue: queue.Config{Policy: queue.Easy, QueueDepth: queue.DefaultQueueDepth, Packing: true}},
+		Preemption: p,
+		Stock:      sim.StockOptions{Backoff: sim.DefaultBackoff, AttemptSeconds: sim.DefaultAttemptSeconds},
+	}, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := RackPreemptionTable(&out, w, p, 0, runs); err != nil {
+		t.Fatal(err)
+	}
+	table := out.String()
+	for _, want := range []string{
+		"topology-aware preemption on workload packed-rack-1: 8 urgent groups (priority 1000) of ",
+		", each requiring one example.com/rack\n",
+		"URGENT IN ONE RACK", "  MOVES  ", "rack requirement dropped", "Rows: fluence without preemption",
+	} {
+		if !strings.Contains(table, want) {
+			t.Errorf("no %q in\n%s", want, table)
+		}
+	}
+	for _, r := range runs {
+		cells, ok := rowCells(table, r.Label)
+		if !ok {
+			t.Errorf("no row %q in\n%s", r.Label, table)
+			continue
+		}
+		s := r.Summary
+		tail := cells[len(cells)-11:]
+		want := []string{itoa(s.UrgentStarted) + "/" + itoa(s.Urgent), seconds(s.UrgentMean), seconds(s.UrgentMax),
+			itoa(s.UrgentWithin) + "/" + itoa(s.UrgentRequired), seconds(s.Makespan), itoa(s.Evictions) + "/" + itoa(s.EvictedPods), itoa(s.Moves)}
+		for k, c := range want {
+			if tail[k] != c {
+				t.Errorf("%s: cell %d is %q, want %q", r.Label, k, tail[k], c)
+			}
+		}
+	}
+	if err := RackPreemptionTable(&out, sim.UrgentWorkload(), p, 0, runs); err == nil {
+		t.Error("a rack table for a workload whose urgent groups require no domain")
+	}
+}
