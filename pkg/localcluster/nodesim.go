@@ -44,10 +44,11 @@ type PodRecord struct {
 
 // NodeSim stands in for the kubelets of all nodes: a pod bound to a node
 // runs, then succeeds after its run time (PodRuntime); a bound pod being
-// deleted gracefully is removed at once, as a kubelet does once its
-// containers have stopped. Schedulers thus see capacity freed by finished
-// and deleted pods. A pod someone else moved to a terminal phase is left
-// alone.
+// deleted gracefully is stopped at once (or, with DrainAnnotation, when
+// its grace period ends), set Failed, and removed, as a kubelet does. A
+// finalizer keeps it, ended, until its owner removes it. Schedulers thus
+// see capacity freed by finished and deleted pods. A pod someone else
+// moved to a terminal phase is left alone.
 type NodeSim struct {
 	client kubernetes.Interface
 	lister corelisters.PodLister
@@ -199,7 +200,23 @@ func (s *NodeSim) sync(ctx context.Context, key string) (retry bool, after time.
 	}
 
 	if pod.DeletionTimestamp != nil {
-		// The kubelet's part of graceful deletion: stop and remove.
+		// The kubelet's part of graceful deletion: stop the containers
+		// (at once, or at the end of the grace period for a pod that
+		// drains), record the pod's end, then remove it. A finalizer
+		// (the Job controller's, Kueue's) keeps it, ended, until its
+		// owner has counted it, as on a real node.
+		if left := time.Until(pod.DeletionTimestamp.Time); left > 0 && pod.Annotations[DrainAnnotation] == "true" {
+			return true, left, nil
+		}
+		if p := pod.Status.Phase; p != corev1.PodSucceeded && p != corev1.PodFailed {
+			err := s.setStopped(ctx, pod)
+			if apierrors.IsNotFound(err) {
+				return false, 0, nil
+			}
+			if err != nil {
+				return false, 0, err // a conflict: the next sync reads it again
+			}
+		}
 		err := s.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
 			GracePeriodSeconds: ptr.To[int64](0),
 			Preconditions:      &metav1.Preconditions{UID: &pod.UID},
@@ -296,11 +313,23 @@ func (s *NodeSim) MarkSucceeded(ctx context.Context, pod *corev1.Pod) error {
 }
 
 func (s *NodeSim) setSucceeded(ctx context.Context, pod *corev1.Pod) error {
+	return s.setEnded(ctx, pod, corev1.PodSucceeded, 0, "Completed", "PodCompleted")
+}
+
+// setStopped ends a pod being deleted as a kubelet does once it has
+// stopped the containers: Failed, each container terminated by the
+// signal (exit code 143, SIGTERM), so its owner counts it as failed, and
+// a Job replaces it.
+func (s *NodeSim) setStopped(ctx context.Context, pod *corev1.Pod) error {
+	return s.setEnded(ctx, pod, corev1.PodFailed, 143, "Error", "PodFailed")
+}
+
+func (s *NodeSim) setEnded(ctx context.Context, pod *corev1.Pod, phase corev1.PodPhase, code int32, reason, condReason string) error {
 	now := metav1.Now()
 	pod = pod.DeepCopy()
-	pod.Status.Phase = corev1.PodSucceeded
+	pod.Status.Phase = phase
 	for _, t := range []corev1.PodConditionType{corev1.ContainersReady, corev1.PodReady} {
-		setCondition(&pod.Status, corev1.PodCondition{Type: t, Status: corev1.ConditionFalse, Reason: "PodCompleted", LastTransitionTime: now})
+		setCondition(&pod.Status, corev1.PodCondition{Type: t, Status: corev1.ConditionFalse, Reason: condReason, LastTransitionTime: now})
 	}
 	for i := range pod.Status.ContainerStatuses {
 		cs := &pod.Status.ContainerStatuses[i]
@@ -311,7 +340,7 @@ func (s *NodeSim) setSucceeded(ctx context.Context, pod *corev1.Pod) error {
 		cs.Ready = false
 		cs.Started = ptr.To(false)
 		cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-			ExitCode: 0, Reason: "Completed", StartedAt: started, FinishedAt: now,
+			ExitCode: code, Reason: reason, StartedAt: started, FinishedAt: now,
 		}}
 	}
 	_, err := s.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{})

@@ -15,6 +15,12 @@ import (
 // runs until it is deleted.
 const RuntimeAnnotation = "sim.fluence.flux-framework.org/runtime"
 
+// DrainAnnotation ("true") makes a simulated pod take its whole grace
+// period to stop once deleted, as a workload that saves its state on
+// SIGTERM does; without it, a pod stops as soon as it is deleted (as the
+// pause container does).
+const DrainAnnotation = "sim.fluence.flux-framework.org/drain"
+
 // PodRuntime returns how long pod runs on a simulated node; ok is false
 // when it runs until deleted. A malformed annotation is an error naming
 // the pod.

@@ -36,10 +36,11 @@ import (
 //     other three by fluence, with FluencePreempted events on them (all
 //     within about 0.1 s);
 //   - the stock pod is bound, to one of the freed nodes (it is nominated
-//     to the taken member's, but all four are freed). The Job
-//     controller's finalizer (batch.kubernetes.io/job-tracking) keeps the
-//     terminating pods, and so their nodes, about 10 s, until the sync
-//     that also creates their replacements;
+//     to the taken member's, but all four are freed). The node simulator
+//     ends the deleted pods at once (Failed, as a kubelet), and the Job
+//     controller's finalizer (batch.kubernetes.io/job-tracking) keeps them
+//     in the API, ended, about 10 s, until the sync that also creates
+//     their replacements;
 //   - the replacements stay Pending: fluence finds 3 free nodes for a
 //     gang of 4 and says so (FluenceGroupWaiting or FluenceGroupReserved)
 //     rather than binding part of it, and never places them: the stock
@@ -106,8 +107,8 @@ func TestStockPreemptionTakesWholeGang(t *testing.T) {
 	t.Logf("the gang was marked and being deleted %.2fs after the stock pod was created", time.Since(created).Seconds())
 	for _, p := range c.listPods(t) {
 		if p.DeletionTimestamp != nil {
-			// The Job controller's finalizer keeps them until it has
-			// counted them.
+			// The Job controller's finalizer keeps them, ended, until it
+			// has counted them.
 			t.Logf("%s: terminating, finalizers %v", p.Name, p.Finalizers)
 		}
 	}

@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
@@ -21,13 +19,10 @@ import (
 	"github.com/fluence-sched/fluence/pkg/localcluster"
 )
 
-// holdFinalizer keeps an evicted pod in the API, terminating, as a long
-// grace period or a workload's own finalizer would.
-const holdFinalizer = "fluence-it/hold"
-
 // A new leader carries on what the old one left under way. Two replicas
 // with leader election; four 4-CPU nodes full with two low-priority gangs
-// (low-a, then low-b, whose pods a finalizer keeps while they terminate)
+// (low-a, then low-b, whose pods take a long grace period to stop, as a
+// workload saving its state on SIGTERM does)
 // and a 3-CPU node with a group of three 1-CPU pods, two of which
 // succeeded and one failed. A high-priority gang arrives; the leader
 // evicts low-b (it has done less work) and is killed with SIGKILL while
@@ -81,14 +76,15 @@ func TestReplicaCarriesOn(t *testing.T) {
 	}
 	lowB := withPriority(10, groupPods("low-b", 2, "4", 0, 0))
 	for _, p := range lowB {
-		p.Finalizers = []string{holdFinalizer}
+		p.Annotations = map[string]string{localcluster.DrainAnnotation: "true"}
+		p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](600)
 	}
 	c.createPods(lowB...)
 	boundB, err := c.waitPodsBound(time.Minute, 2, byGroup("low-b"), nil)
 	if err != nil {
 		t.Fatalf("low-b: %v", err)
 	}
-	t.Cleanup(func() { c.releaseFinalizers(boundB) })
+	t.Cleanup(func() { c.endNow(boundB) })
 
 	// The group of three on the spare node: r-0 and r-1 succeed, r-2
 	// fails.
@@ -158,7 +154,7 @@ func TestReplicaCarriesOn(t *testing.T) {
 	}
 
 	// low-b goes; the high gang takes its nodes.
-	c.releaseFinalizers(boundB)
+	c.endNow(boundB)
 	high, err := c.waitPodsBound(time.Minute, 2, byGroup("high"), nil)
 	if err != nil {
 		t.Fatalf("the high gang did not bind once low-b was gone: %s", describePods(c.listPods(t)))
@@ -193,10 +189,11 @@ func (c *cluster) phases(opts metav1.ListOptions) map[string]corev1.PodPhase {
 	return out
 }
 
-// releaseFinalizers removes holdFinalizer from the pods still there.
-func (c *cluster) releaseFinalizers(pods []corev1.Pod) {
+// endNow ends the pods' grace period: deleted again with none, they go
+// at once.
+func (c *cluster) endNow(pods []corev1.Pod) {
 	for _, p := range pods {
-		patch := fmt.Sprintf(`{"metadata":{"finalizers":null,"uid":%q}}`, p.UID)
-		_, _ = c.Client.CoreV1().Pods(c.NS).Patch(context.Background(), p.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		_ = c.Client.CoreV1().Pods(c.NS).Delete(context.Background(), p.Name, metav1.DeleteOptions{
+			GracePeriodSeconds: ptr.To[int64](0), Preconditions: &metav1.Preconditions{UID: &p.UID}})
 	}
 }
