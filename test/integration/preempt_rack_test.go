@@ -286,7 +286,7 @@ func (c *cluster) checkpoint(pods ...string) {
 }
 
 // movableJob is a one-pod fluence Job of priority 1000 whose pods say
-// they may be moved.
+// they may be moved, and whose evicted pods count as no failure.
 func movableJob(name string) *batchv1.Job {
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -294,12 +294,14 @@ func movableJob(name string) *batchv1.Job {
 			CompletionMode: ptr.To(batchv1.IndexedCompletion),
 			Completions:    ptr.To[int32](1),
 			Parallelism:    ptr.To[int32](1),
-			// A podFailurePolicy that ignores DisruptionTarget, as a
-			// restartable job would have, makes the Job controller wait for
-			// its evicted pod to turn Failed, which only a kubelet does:
-			// the node simulator deletes pods without. The index's own
-			// back-off (10 s) is the wait instead.
-			BackoffLimitPerIndex: ptr.To[int32](10),
+			// As a restartable job says it: a pod evicted by a scheduler
+			// is no failure. The Job controller then waits for the evicted
+			// pod to be Failed (the node simulator's kubelet part) before
+			// it makes the new one.
+			PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
+				Action:          batchv1.PodFailurePolicyActionIgnore,
+				OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget}},
+			}}},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
 					Labels: map[string]string{
