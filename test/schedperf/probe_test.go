@@ -110,6 +110,8 @@ type probeRun struct {
 	// more), the time from it to their PostBind
 	firstTry map[types.UID]time.Time
 	waits    []time.Duration
+	// the first preemptor's first PreFilter, the last one's PostBind
+	highFirst, highLast time.Time
 	// load is /proc/loadavg's first three figures when the workload began
 	// and when its last pod was bound
 	loadStart, loadEnd string
@@ -281,6 +283,10 @@ func (f *probed) RunPostBindPlugins(ctx context.Context, state fwk.CycleState, p
 		if p := pod.Spec.Priority; p != nil && *p >= highPriority {
 			if t, ok := r.firstTry[pod.UID]; ok {
 				r.waits = append(r.waits, now.Sub(t))
+				if r.highFirst.IsZero() || t.Before(r.highFirst) {
+					r.highFirst = t
+				}
+				r.highLast = now
 			}
 		}
 		r.bound++

@@ -222,7 +222,7 @@ func reportUpstream(cases []obj, items []item) {
 	defer theProbe.mu.Unlock()
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "\nscheduler_perf upstream workloads (%s)\n", machine())
-	fmt.Fprintf(&sb, "%-46s %-14s %7s | %17s | %17s | %17s | %17s | %17s | %14s | %11s | %9s | %13s | %s\n",
+	fmt.Fprintf(&sb, "%-46s %-14s %11s | %17s | %17s | %17s | %17s | %17s | %14s | %11s | %9s | %13s | %s\n",
 		"workload", "variant", "pods/s", "attempt sched p50/p99", "attempt unsch p50/p99", "PostFilter p50/p99", "pg-attempt p50/p99",
 		"preemptor wait p50/p99", "preempt/victims", "one rack", "engine ms", "cpu ms/pod", "load start -> end")
 	type row struct{ w, tc, line string }
@@ -252,6 +252,9 @@ func reportUpstream(cases []obj, items []item) {
 			}
 			st := summarize(v)
 			wait = fmt.Sprintf("%.1f/%.1f (%d)", st.p50, st.p99, len(v))
+			if span := r.highLast.Sub(r.highFirst); span > 0 {
+				th += fmt.Sprintf(" (%.0f)", float64(len(v))/span.Seconds())
+			}
 		}
 		pre := "-"
 		if s := r.sums; s != nil {
@@ -286,7 +289,7 @@ func reportUpstream(cases []obj, items []item) {
 		if mach, proc, share, ok := cpuPerPod(r.cpuStart, r.cpuEnd, r.bound); ok {
 			cpu = fmt.Sprintf("%.2f %.2f %.0f%%", mach, proc, 100*share)
 		}
-		line := fmt.Sprintf("%-46s %-14s %7s | %17s | %17s | %17s | %17s | %17s | %14s | %11s | %9s | %13s | %s -> %s",
+		line := fmt.Sprintf("%-46s %-14s %11s | %17s | %17s | %17s | %17s | %17s | %14s | %11s | %9s | %13s | %s -> %s",
 			w, upstreamVariantOf(tc), th, sched, unsch, post, pg, wait, pre, rack, engine, cpu, r.loadStart, cmp.Or(r.loadEnd, "?"))
 		if r.bound < r.expectPods {
 			line += fmt.Sprintf("  INCOMPLETE: %d of %d pods bound", r.bound, r.expectPods)
@@ -322,7 +325,8 @@ func upstreamVariantOf(tc string) string {
 
 const upstreamLegend = `
 pods/s: the harness's SchedulingThroughput (average of its 1-second samples) over the measured pods only
-      (preemption: the 100 preemptors; topology: every gang pod).
+      (preemption: the 100 preemptors; topology: every gang pod); "-" when they were all scheduled within one sample.
+      In brackets, preemption only: preemptors bound / (first preemptor's first PreFilter to last one's PostBind), probe.
 attempt sched/unsch: scheduler_scheduling_attempt_duration_seconds, result scheduled / unschedulable, P50/P99 in ms,
       as the harness collects it over the measured phase (one scheduling cycle of one pod;
       for kube-scheduler's pod-group cycle, each pod's share).
