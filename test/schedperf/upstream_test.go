@@ -331,7 +331,8 @@ attempt sched/unsch: scheduler_scheduling_attempt_duration_seconds, result sched
       as the harness collects it over the measured phase (one scheduling cycle of one pod;
       for kube-scheduler's pod-group cycle, each pod's share).
 PostFilter: scheduler_framework_extension_point_duration_seconds{extension_point=PostFilter}, P50/P99 ms, measured phase
-      (kube-scheduler's preemption runs here; fluence's PostFilter only reports, its preemption is decided in its core loop).
+      (kube-scheduler's preemption runs here; fluence's PostFilter only reports: its core decides preemption, from a
+      pod's PreFilter or on its own goroutine).
 pg-attempt: scheduler_podgroup_scheduling_attempt_duration_seconds{result=scheduled}: kube-scheduler's pod-group cycles (GenericWorkload
       runs them for fluence's profile too).
 preemptor wait: from a preemptor's (priority >= 1,000,000) first PreFilter to its PostBind, P50/P99 ms (probe).
