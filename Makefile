@@ -154,6 +154,21 @@ bench-schedperf-8:
 bench-schedperf-15k:
 	SCHEDPERF_UPSTREAM=none SCHEDPERF_SHAPES=$${SCHEDPERF_SHAPES-15000x1000x3,15000x625x8,15000x80x64,15000x400x8+4} $(SCHEDPERF) -timeout 240m $(if $(SCHEDPERF_ARGS),-args $(SCHEDPERF_ARGS))
 
+# bench-schedperf-upstream: upstream's own preemption and topology-aware
+# scheduling test cases (default_preemption's PreemptionPodGroupDisruptionMode,
+# podgroup/tas's TopologyAwareScheduling; workload_preemption's by
+# SCHEDPERF_CASES), unchanged, run as shipped and with fluence's profile as the
+# only one, named default-scheduler (BenchmarkUpstream,
+# docs/design/009-reference-benchmark.md). SCHEDPERF_CASES and
+# SCHEDPERF_WORKLOADS: regexps over upstream's test case and workload names;
+# SCHEDPERF_VARIANTS: intree,fluence,fluence-first. The default is the 2-node
+# FastTest_* and 10-node workloads (minutes); the 1,000-node preemption and
+# 5,000-node topology workloads of the design doc:
+#   SCHEDPERF_WORKLOADS='^(1000Nodes_1000Candidates_.*|5000Nodes_750Gangs_3000Pods|5000Nodes_3Gangs_3000Pods_1000PerGroup)$$'
+.PHONY: bench-schedperf-upstream
+bench-schedperf-upstream:
+	$(GO) test -tags schedperf ./test/schedperf -run '^$$' -bench BenchmarkUpstream -benchtime 1x -timeout 240m $(if $(SCHEDPERF_ARGS),-args $(SCHEDPERF_ARGS))
+
 demo:
 	$(GO) run ./cmd/fluence demo
 

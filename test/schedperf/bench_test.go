@@ -58,15 +58,26 @@ func BenchmarkReference(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	cases, shapes := buildCases(b, upstreamDir, here)
+	items, ok := runHarness(b, cases)
+	if !ok {
+		return
+	}
+	report(b, cases, shapes, items)
+}
+
+// runHarness writes the test cases to a workload file, runs upstream's
+// harness on it with fluence registered and the probe wrapping the
+// scheduler, and returns the data items the harness wrote (false when the
+// benchmark failed).
+func runHarness(b *testing.B, cases []obj) ([]item, bool) {
 	out := b.TempDir()
 	if f := flagValue("data-items-dir"); f != "" {
 		out = f
 	} else if err := setFlag("data-items-dir", out); err != nil {
 		b.Fatal(err)
 	}
-	perf.PerfSchedulingLabelFilter = "" // the workloads are chosen below
-
-	cases, shapes := buildCases(b, upstreamDir, here)
+	perf.PerfSchedulingLabelFilter = "" // the caller chose the workloads
 	cfg := filepath.Join(b.TempDir(), "config.yaml")
 	data, err := yaml.Marshal(cases)
 	if err != nil {
@@ -85,10 +96,22 @@ func BenchmarkReference(b *testing.B) {
 		perf.WithNodeUpdateFn(theProbe.nodesCreated),
 		perf.WithPodsSchedulingTimeout(30*time.Minute))
 	if b.Failed() {
-		return
+		return nil, false
 	}
-	items := readItems(b, out, started)
-	report(b, cases, shapes, items)
+	return readItems(b, out, started), true
+}
+
+// absPaths makes the relative template paths of a test case's operations
+// (every string field whose name ends in Path) relative to dir, the
+// directory of the file that named them.
+func absPaths(ops []any, dir string) {
+	for _, o := range ops {
+		for k, v := range o.(obj) {
+			if p, ok := v.(string); ok && strings.HasSuffix(k, "Path") && !filepath.IsAbs(p) {
+				o.(obj)[k] = filepath.Join(dir, p)
+			}
+		}
+	}
 }
 
 func kubernetesDir(b *testing.B) string {
@@ -171,14 +194,7 @@ func buildCases(b *testing.B, upstreamDir, here string) ([]obj, []shape) {
 		b.Fatal("no GangScheduling test case in upstream's performance-config.yaml")
 	}
 	// Upstream's template paths are relative to its directory.
-	for _, o := range gang["workloadTemplate"].([]any) {
-		op := o.(obj)
-		for _, k := range []string{"templatePath", "podTemplatePath"} {
-			if p, ok := op[k].(string); ok && !filepath.IsAbs(p) {
-				op[k] = filepath.Join(upstreamDir, p)
-			}
-		}
-	}
+	absPaths(gang["workloadTemplate"].([]any), upstreamDir)
 
 	upRE := cmp.Or(os.Getenv("SCHEDPERF_UPSTREAM"), `^5000Nodes_[0-9]+Gangs_[0-9]+Pods$`)
 	var upWorkloads []any

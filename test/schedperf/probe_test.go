@@ -4,8 +4,10 @@ package schedperf
 
 import (
 	"context"
+	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,7 +28,26 @@ import (
 const (
 	fluenceGroupLabel = "fluence.flux-framework.org/pod-group"
 	stockGroupLabel   = "schedperf/group"
+	// rackLabel is the label by which upstream's topology workloads
+	// (podgroup/tas) put their nodes in racks of 100.
+	rackLabel = "topology.kubernetes.io/rack"
+	// highPriority: a pod of this priority or more is a preemptor (upstream's
+	// preemption workloads give theirs 9999999, their victims 1000).
+	highPriority = 1_000_000
 )
+
+// loadavg is /proc/loadavg's 1, 5 and 15-minute load averages.
+func loadavg() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(raw))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
 
 func groupOf(p *v1.Pod) string {
 	if g := p.Labels[fluenceGroupLabel]; g != "" {
@@ -47,6 +68,9 @@ type groupTimes struct {
 	cycles                             [][2]time.Time
 	lastPermit, lastRelease, lastBound time.Time
 	released, bound                    int
+	// racks holds the rack label (rackLabel) of each node a pod of the
+	// group was bound to
+	racks map[string]bool
 }
 
 // busy is the union of the group's pods' scheduling cycles: the time the
@@ -79,6 +103,18 @@ type probeRun struct {
 	heapInuse   uint64 // bytes, when the last expected pod was bound
 	heapAtNodes uint64 // bytes, once the nodes were created
 	start, end  time.Time
+	// rack is each node's rackLabel, from the nodes the workload created
+	rack map[string]string
+	// firstTry is each pod's first scheduling cycle's start; waits are,
+	// for the high-priority pods (preemptors: priority of highPriority or
+	// more), the time from it to their PostBind
+	firstTry map[types.UID]time.Time
+	waits    []time.Duration
+	// the first preemptor's first PreFilter, the last one's PostBind
+	highFirst, highLast time.Time
+	// load is /proc/loadavg's first three figures when the workload began
+	// and when its last pod was bound
+	loadStart, loadEnd string
 	// CPU spent when the first pod's cycle began and the last pod was bound
 	cpuStart, cpuEnd cpuReading
 	// sums, in seconds, of the scheduler's and fluence's histograms when
@@ -112,17 +148,24 @@ func (pr *probe) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error
 			unit, _ = w.GetParam("podsPerGroup")
 		}
 		expect = g * unit
+	} else if g, err := w.GetParam("lowPriorityGroups"); err == nil {
+		// upstream's PreemptionPodGroupDisruptionMode: the low-priority
+		// pods, then the preemptors (a victim, deleted, is not bound again)
+		unit, _ := w.GetParam("podsPerGroup")
+		high, _ := w.GetParam("measurePods")
+		expect = g*unit + high
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
-	pr.cur = &probeRun{name: tCtx.Name(), expectPods: expect, groups: map[string]*groupTimes{}, cycleStart: map[types.UID]time.Time{}}
+	pr.cur = &probeRun{name: tCtx.Name(), expectPods: expect, groups: map[string]*groupTimes{}, cycleStart: map[types.UID]time.Time{},
+		firstTry: map[types.UID]time.Time{}, loadStart: loadavg()}
 	pr.runs = append(pr.runs, pr.cur)
 	return nil, nil
 }
 
 // nodesCreated is the harness's NodeUpdateFn, run after the nodes are
 // created and before any pod is: it wraps the scheduler's profiles.
-func (pr *probe) nodesCreated(_ ktesting.TContext, s *scheduler.Scheduler, _ *perf.Workload, _ *v1.NodeList) error {
+func (pr *probe) nodesCreated(_ ktesting.TContext, s *scheduler.Scheduler, _ *perf.Workload, nodes *v1.NodeList) error {
 	sums := gatherSums()
 	runtime.GC()
 	var ms runtime.MemStats
@@ -131,6 +174,14 @@ func (pr *probe) nodesCreated(_ ktesting.TContext, s *scheduler.Scheduler, _ *pe
 	if pr.cur != nil {
 		pr.cur.heapAtNodes = ms.HeapInuse
 		pr.cur.sumsAtNodes = sums
+		pr.cur.rack = map[string]string{}
+		if nodes != nil {
+			for _, n := range nodes.Items {
+				if r := n.Labels[rackLabel]; r != "" {
+					pr.cur.rack[n.Name] = r
+				}
+			}
+		}
 	}
 	pr.mu.Unlock()
 	for name, f := range s.Profiles {
@@ -165,6 +216,9 @@ func (f *probed) RunPreFilterPlugins(ctx context.Context, state fwk.CycleState, 
 	f.pr.mu.Lock()
 	if r := f.pr.cur; r != nil {
 		r.cycleStart[pod.UID] = now
+		if _, ok := r.firstTry[pod.UID]; !ok {
+			r.firstTry[pod.UID] = now
+		}
 		if r.start.IsZero() {
 			r.start = now
 			r.cpuStart = readCPU()
@@ -219,12 +273,28 @@ func (f *probed) RunPostBindPlugins(ctx context.Context, state fwk.CycleState, p
 		if g := f.pr.group(pod); g != nil {
 			g.bound++
 			g.lastBound = now
+			if rk := r.rack[nodeName]; rk != "" {
+				if g.racks == nil {
+					g.racks = map[string]bool{}
+				}
+				g.racks[rk] = true
+			}
+		}
+		if p := pod.Spec.Priority; p != nil && *p >= highPriority {
+			if t, ok := r.firstTry[pod.UID]; ok {
+				r.waits = append(r.waits, now.Sub(t))
+				if r.highFirst.IsZero() || t.Before(r.highFirst) {
+					r.highFirst = t
+				}
+				r.highLast = now
+			}
 		}
 		r.bound++
 		r.end = now
 		last = r.bound == r.expectPods
 		if last {
 			r.cpuEnd = readCPU()
+			r.loadEnd = loadavg()
 		}
 	}
 	f.pr.mu.Unlock()
@@ -257,6 +327,12 @@ func gatherSums() map[string]float64 {
 	for _, mf := range mfs {
 		name := mf.GetName()
 		switch name {
+		case "scheduler_preemption_attempts_total", "fluence_preemptions_total", "fluence_evicted_pods_total":
+			for _, m := range mf.GetMetric() {
+				sums[name] += m.GetCounter().GetValue()
+			}
+			continue
+		case "scheduler_preemption_victims", "scheduler_workload_preemption_victims":
 		case "scheduler_framework_extension_point_duration_seconds", "scheduler_plugin_execution_duration_seconds",
 			"scheduler_scheduling_algorithm_duration_seconds", "fluence_loop_duration_seconds",
 			"scheduler_scheduling_attempt_duration_seconds", "scheduler_podgroup_scheduling_attempt_duration_seconds",
