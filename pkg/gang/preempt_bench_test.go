@@ -3,8 +3,10 @@ package gang
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
+	"github.com/fluence-sched/fluence/pkg/match"
 	"github.com/fluence-sched/fluence/pkg/queue"
 )
 
@@ -82,4 +84,107 @@ func BenchmarkPreemptSearch(b *testing.B) {
 		exact = 0
 	}
 	b.ReportMetric(exact, "exact")
+}
+
+// BenchmarkPreemptLonePods times the greedy search where upstream's
+// preemption workload without PodGroups took fluence's scheduler over
+// nine minutes: ten lone running pods of 300m on every 4-CPU node, and a
+// lone preemptor of 3970m that needs one node freed whole. The victims
+// are lone groups, cheapest first in no order of node, so the shortest
+// room-making prefix holds thousands. "halving" is fewest; "one-by-one"
+// the former prefix scan and member-by-member sparing it replaced (the
+// baseline, run on the smaller cluster only: it is quadratic). Both
+// report the victims their probes asked the planner about.
+func BenchmarkPreemptLonePods(b *testing.B) {
+	for _, nodes := range []int{200, 1000} {
+		c, g, cands, fits := lonePodsCluster(b, nodes)
+		_ = g
+		for _, v := range []struct {
+			name   string
+			fewest func([]victim, func([]victim) bool) ([]victim, bool)
+		}{{"halving", fewest[victim]}, {"one-by-one", fewestOneByOne[victim]}} {
+			if v.name == "one-by-one" && nodes > 200 {
+				continue
+			}
+			b.Run(fmt.Sprintf("nodes=%d/%s", nodes, v.name), func(b *testing.B) {
+				asked := 0
+				counted := func(set []victim) bool { asked += len(set); return fits(set) }
+				var set []victim
+				for b.Loop() {
+					asked = 0
+					ordered := slices.Clone(cands)
+					slices.SortStableFunc(ordered, func(a, b victim) int { return comparePrice(a.price(), b.price()) })
+					set, _ = v.fewest(ordered, counted)
+				}
+				if len(set) != 10 {
+					b.Fatalf("evicts %d pods, want the 10 of one node", len(set))
+				}
+				b.ReportMetric(float64(asked), "victims-asked/op")
+			})
+		}
+		_ = c
+	}
+}
+
+// lonePodsCluster is BenchmarkPreemptLonePods' cluster, its preemptor
+// and candidates, and the matcher question cheapestGroups asks.
+func lonePodsCluster(b *testing.B, nodes int) (*Core, *group, []victim, func([]victim) bool) {
+	b.Helper()
+	c, err := New(Config{Queue: queue.Config{Policy: queue.Easy}, RunID: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range nodes {
+		c.NodeSet(Node{Name: fmt.Sprintf("n%04d", i), Allocatable: Resources{MilliCPU: 4000, MemoryBytes: 32 << 30, Pods: 110}}, 0)
+	}
+	rng := rand.New(rand.NewPCG(11, 3))
+	for i := range nodes * 10 {
+		uid := fmt.Sprintf("lo-%05d", i)
+		c.PodSeen(Pod{UID: uid, Namespace: "ns", Name: uid, Owned: true, NodeName: fmt.Sprintf("n%04d", i%nodes),
+			Allocation: "ns/pod:" + uid + "@bench-1", Ran: int64(rng.IntN(1000)), Requests: Resources{MilliCPU: 300}}, 0)
+	}
+	fw := NewFramework(c, func(*Pod, string) error { return nil })
+	const now = 2000
+	id := NewGroupID("ns", "h", 1, SourceLabel)
+	fw.Add(Pod{UID: "h-0", Namespace: "ns", Name: "h-0", Owned: true, Priority: 100, Labeled: id, Requests: Resources{MilliCPU: 3970}}, id, now)
+	fw.Run(now)
+	c.now = now
+	g := c.groups["ns/h"]
+	if g == nil {
+		b.Fatal("no group ns/h")
+	}
+	a := c.waitingAlloc(g)
+	cands, _ := c.victims(g, &Preemption{})
+	if len(cands) != nodes*10 {
+		b.Fatalf("%d candidates, want %d", len(cands), nodes*10)
+	}
+	fits := func(set []victim) bool {
+		var without []int64
+		for _, v := range set {
+			without = append(without, v.ids...)
+		}
+		r, err := c.m.FitsWithout(a.js, probeJob, c.now, without)
+		return err == nil && r.Status == match.Allocated
+	}
+	return c, g, cands, fits
+}
+
+// fewestOneByOne is fewest as it was: the prefix grown one candidate at a
+// time, then each member spared alone, dearest first. Quadratic.
+func fewestOneByOne[T any](cands []T, fits func([]T) bool) ([]T, bool) {
+	n := 0
+	for n < len(cands) && !fits(cands[:n+1]) {
+		n++
+	}
+	if n == len(cands) {
+		return nil, false
+	}
+	chosen := slices.Clone(cands[:n+1])
+	for i := len(chosen) - 1; i >= 0 && len(chosen) > 1; i-- {
+		rest := slices.Delete(slices.Clone(chosen), i, i+1)
+		if fits(rest) {
+			chosen = rest
+		}
+	}
+	return chosen, true
 }

@@ -40,6 +40,14 @@ import (
 // milliseconds in all on thousands of nodes.
 const searchCap = 512
 
+// searchWork bounds the exact search's work the other way: each probe
+// takes its victims out of the planner and puts them back, so its cost
+// grows with the set asked about. Ten thousand running lone pods on a
+// thousand nodes made sets of thousands; the exact search stops once
+// its probes together have asked about this many victims, and the greedy
+// search, whose work grows as n log n, takes over.
+const searchWork = 20000
+
 // preemptDomain is where a preemptor might get its room, and its request
 // confined there.
 type preemptDomain struct {
@@ -126,6 +134,7 @@ type found[T priced] struct {
 type search struct {
 	probes int
 	cap    int
+	work   int  // victims asked about, over all probes
 	greedy bool // the cap was reached: some domain was searched greedily
 }
 
@@ -165,11 +174,12 @@ func cheapestIn[T priced](s *search, cands []T, fits func([]T) bool, bound found
 		return (!bound.ok || compareCost(c, bound.cost) < 0) && (!out.ok || compareCost(c, out.cost) < 0)
 	}
 	probe := func(set []T) (fit, done bool) {
-		if s.greedy || s.probes >= s.cap {
+		if s.greedy || s.probes >= s.cap || s.work+len(set) > searchWork {
 			s.greedy = true
 			return false, false
 		}
 		s.probes++
+		s.work += len(set)
 		return fits(set), true
 	}
 	if len(cands) == 0 || !beats(costOf(cands[:1])) {
@@ -231,19 +241,39 @@ func greedyIn[T priced](cands []T, fits func([]T) bool, beats func(setCost) bool
 // fewest is the shortest prefix of cands, cheapest first, for which fits
 // holds, each of its members then spared again, dearest first, if the
 // rest still fit: the fewest, cheapest victims that make room.
+//
+// Freeing more never keeps a group from fitting, so fits is monotone in
+// the prefix: the prefix is found by halving (the caller has made sure
+// nothing at all is no room). Sparing goes by runs, halving their length
+// down to one member: with thousands of candidates, most of the prefix
+// needless (a lone pod's room is on one node, the cheapest candidates on
+// many), long runs go at once. A member kept once is needed for good
+// (sparing more never makes room), so the result spares no one member
+// it could. The probes' work grows as n log n, not n squared.
 func fewest[T any](cands []T, fits func([]T) bool) ([]T, bool) {
-	n := 0
-	for n < len(cands) && !fits(cands[:n+1]) {
-		n++
-	}
-	if n == len(cands) {
+	if len(cands) == 0 || !fits(cands) {
 		return nil, false
 	}
-	chosen := slices.Clone(cands[:n+1])
-	for i := len(chosen) - 1; i >= 0 && len(chosen) > 1; i-- {
-		rest := slices.Delete(slices.Clone(chosen), i, i+1)
-		if fits(rest) {
-			chosen = rest
+	lo, hi := 0, len(cands) // cands[:lo] does not fit, cands[:hi] does
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if fits(cands[:mid]) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	chosen := slices.Clone(cands[:hi])
+	for run := len(chosen) / 2; run >= 1; run /= 2 {
+		for end := len(chosen); end > 0; end -= run {
+			start := max(end-run, 0)
+			if end-start >= len(chosen) {
+				continue // never spare them all
+			}
+			rest := slices.Delete(slices.Clone(chosen), start, end)
+			if fits(rest) {
+				chosen = rest
+			}
 		}
 	}
 	return chosen, true
