@@ -117,7 +117,7 @@ var docChecks = []docCheck{
 	{command: "go run ./cmd/fluence sim --seeds 1-10", output: `^seeds 1-10: 10 runs per scheduler`},
 	{command: "go run ./cmd/fluence sim --workload run10", output: `^workload run10-indexed-jobs: 50 jobs(?s:.*)^fluence\s+50/50\s+no\s`},
 	{command: "go run ./cmd/fluence sim --synthetic nodes=1000,groups=10000 --schedulers fluence --queue-policy easy", output: `^fluence\s+10000/10000\s+no\s`},
-	{command: "go run ./cmd/fluence sim --workload my.yaml --policy first --queue-policy conservative", output: `^workload my-workload: (?s:.*)^fluence\s+3/3\s+no\s.*match policy first, queue policy conservative`},
+	{command: "go run ./cmd/fluence sim --workload my.yaml --policy first --queue-policy conservative", output: `^workload my-workload: (?s:.*)^fluence\s+4/4\s+no\s.*match policy first, queue policy conservative`},
 	// up.md: the error kube-scheduler logs at start with GenericWorkload on
 	// and GangScheduling off stays off the terminal.
 	{command: "go run ./cmd/fluence up --feature-gates GenericWorkload=true,WorkloadWithJob=true",
