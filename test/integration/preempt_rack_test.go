@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -206,13 +207,7 @@ func rackGang(name string, n int, cpu string) []*corev1.Pod {
 // the order of their names.
 func (c *cluster) runRackGroups(prefix string, n int, prios map[string]int32, rack string) {
 	c.t.Helper()
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for k := range prios {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, name := range slices.Sorted(maps.Keys(prios)) {
 		g := groupPods(prefix+"-"+name, n, fmt.Sprint(4/n), 0, 0)
 		for _, p := range g {
 			p.Spec.Priority = ptr.To(prios[name])

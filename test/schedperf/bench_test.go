@@ -422,19 +422,11 @@ func readItems(b *testing.B, dir string, since time.Time) []item {
 // find returns the item of the given metric (and result label, if any) for
 // test case tc and workload w.
 func find(items []item, tc, w, metric, result string) *item {
-	for i := range items {
-		it := &items[i]
-		if it.Labels["Metric"] != metric || (result != "" && it.Labels["result"] != result) {
-			continue
-		}
-		parts := strings.Split(it.Labels["Name"], "/")
-		for j := 0; j+1 < len(parts); j++ {
-			if parts[j] == tc && parts[j+1] == w {
-				return it
-			}
-		}
+	var labels map[string]string
+	if result != "" {
+		labels = map[string]string{"result": result}
 	}
-	return nil
+	return findL(items, tc, w, metric, labels)
 }
 
 func (r *probeRun) caseAndWorkload() (string, string) {
