@@ -113,7 +113,8 @@ type victim struct {
 	// checkpoint, or since it began; checkpointed, whether any pod had one.
 	lost         int64
 	checkpointed bool
-	nodes        map[string]bool // where its pods run
+	// held is what its pods hold on each node, by node name.
+	held []nodeHeld
 	// movable: it may be moved (preempt_move.go); mustMove: it is a
 	// candidate only so (it is of the preemptor's own priority); moving:
 	// it was chosen and fits elsewhere, so it is moved.
@@ -263,7 +264,7 @@ func (c *Core) victims(g *group, p *Preemption) ([]victim, int64) {
 		if v == g || v.evictedBy != "" || v.priority > g.priority {
 			continue
 		}
-		vc := victim{g: v, nodes: map[string]bool{}}
+		vc := victim{g: v}
 		if g.id.TopologyKey != "" {
 			vc.movable = c.movable(v)
 		}
@@ -291,7 +292,7 @@ func (c *Core) victims(g *group, p *Preemption) ([]victim, int64) {
 					continue
 				}
 				vc.pods++
-				vc.nodes[s.node] = true
+				vc.held = append(vc.held, nodeHeld{s.node, shapeAmounts(s.shape)})
 				lost, ckpt := c.lostWork(v, a, s)
 				vc.lost += lost
 				vc.checkpointed = vc.checkpointed || ckpt
@@ -300,6 +301,7 @@ func (c *Core) victims(g *group, p *Preemption) ([]victim, int64) {
 		if len(vc.ids) == 0 {
 			continue
 		}
+		vc.held = mergeHeld(vc.held)
 		if c.now-vc.start < minRun {
 			if at := vc.start + minRun; next < 0 || at < next {
 				next = at
@@ -366,10 +368,10 @@ func (c *Core) tryPreempt(g *group, p *Preemption) bool {
 	}
 	doms := c.preemptDomains(g, a)
 	s := &search{cap: searchCap}
-	if c.preemptPods(g, s, doms, cands, base, p) {
+	if c.preemptPods(g, s, a, doms, cands, base, p) {
 		return true
 	}
-	best, second := c.cheapestGroups(g, s, doms, cands, base)
+	best, second := c.cheapestGroups(g, s, a, doms, cands, base)
 	switch {
 	case !best.ok:
 		g.preemptNote = fmt.Sprintf("even with all %d running groups of lower priority it may evict gone, it would not fit now", len(cands))
@@ -390,7 +392,7 @@ func (c *Core) tryPreempt(g *group, p *Preemption) bool {
 
 // cheapestGroups is the cheapest set of whole groups that makes room for
 // g in one of its domains, and the dearer one it beat (cheapestRoom).
-func (c *Core) cheapestGroups(g *group, s *search, doms []preemptDomain, cands []victim, base []int64) (best, second found[victim]) {
+func (c *Core) cheapestGroups(g *group, s *search, a *alloc, doms []preemptDomain, cands []victim, base []int64) (best, second found[victim]) {
 	fits := func(js *jobspec.Jobspec, chosen []victim) bool {
 		without := slices.Clone(base)
 		for _, v := range chosen {
@@ -401,8 +403,8 @@ func (c *Core) cheapestGroups(g *group, s *search, doms []preemptDomain, cands [
 		return err == nil && r.Status == match.Allocated
 	}
 	in := func(v victim, d preemptDomain) bool {
-		for n := range v.nodes {
-			if d.nodes[n] {
+		for _, h := range v.held {
+			if d.nodes[h.node] {
 				// One of the preemptor's own priority goes only if it
 				// can move.
 				return !v.mustMove || c.fitsElsewhere(v, d)
@@ -410,21 +412,38 @@ func (c *Core) cheapestGroups(g *group, s *search, doms []preemptDomain, cands [
 		}
 		return false
 	}
+	if c.onePodRoom(g, a) {
+		return nodeRoom(c, s, a, cands, victimSpread, fits)
+	}
 	return cheapestRoom(s, doms, cands, in, fits)
+}
+
+// victimSpread tells what a victim holds on each of its nodes.
+func victimSpread(v victim, at func(node string, amt nodeAmt)) {
+	for _, h := range v.held {
+		at(h.node, h.amt)
+	}
 }
 
 // choiceNote says where a preemption takes room and what it chose over:
 // "within example.com/rack=r2, rather than ns/b (priority 10, 1 pods, 3 h
 // run, no checkpoint) within example.com/rack=r1".
 func (c *Core) choiceNote(s *search, best, second found[victim]) string {
+	// A one-pod preemptor's room is on a node (preempt_nodes.go).
+	where := func(domain string) string {
+		if node, ok := strings.CutPrefix(domain, "node "); ok {
+			return "on node " + node
+		}
+		return "within " + domain
+	}
 	var parts []string
 	if best.domain != "" {
-		parts = append(parts, "within "+best.domain)
+		parts = append(parts, where(best.domain))
 	}
 	if second.ok {
 		alt := "rather than " + c.victimsNote(second.set)
 		if second.domain != "" {
-			alt += " within " + second.domain
+			alt += " " + where(second.domain)
 		}
 		parts = append(parts, alt)
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/fluence-sched/fluence/pkg/jobspec"
 	"github.com/fluence-sched/fluence/pkg/match"
 	"github.com/fluence-sched/fluence/pkg/queue"
 )
@@ -73,7 +74,7 @@ func BenchmarkPreemptSearch(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		s = &search{cap: searchCap}
-		best, _ = c.cheapestGroups(g, s, doms, cands, nil)
+		best, _ = c.cheapestGroups(g, s, a, doms, cands, nil)
 	}
 	if !best.ok || len(best.set) != 2 {
 		b.Fatalf("evicts %d groups, want 2", len(best.set))
@@ -187,4 +188,48 @@ func fewestOneByOne[T any](cands []T, fits func([]T) bool) ([]T, bool) {
 		}
 	}
 	return chosen, true
+}
+
+// BenchmarkPreemptLonePodsByNode is BenchmarkPreemptLonePods' cluster
+// searched as a lone preemptor's room is now: node by node
+// (preempt_nodes.go), against the search over the whole cluster at once
+// (cheapestRoom, greedy past its bounds) in the same run. "victims" is
+// the candidates' listing every preemption starts with, for scale. It
+// reports the matcher probes each made.
+func BenchmarkPreemptLonePodsByNode(b *testing.B) {
+	for _, nodes := range []int{200, 1000} {
+		c, g, cands, fits := lonePodsCluster(b, nodes)
+		a := c.waitingAlloc(g)
+		doms := c.preemptDomains(g, a)
+		b.Run(fmt.Sprintf("nodes=%d/by-node", nodes), func(b *testing.B) {
+			var s *search
+			var best found[victim]
+			for b.Loop() {
+				s = &search{cap: searchCap}
+				best, _ = c.cheapestGroups(g, s, a, doms, slices.Clone(cands), nil)
+			}
+			if !best.ok || len(best.set) != 10 || s.greedy {
+				b.Fatalf("evicts %d pods (exact: %v), want the 10 of one node", len(best.set), !s.greedy)
+			}
+			b.ReportMetric(float64(s.probes), "probes/op")
+		})
+		b.Run(fmt.Sprintf("nodes=%d/whole-cluster", nodes), func(b *testing.B) {
+			var s *search
+			var best found[victim]
+			in := func(victim, preemptDomain) bool { return true }
+			for b.Loop() {
+				s = &search{cap: searchCap}
+				best, _ = cheapestRoom(s, doms, slices.Clone(cands), in, func(_ *jobspec.Jobspec, set []victim) bool { return fits(set) })
+			}
+			if !best.ok || len(best.set) != 10 {
+				b.Fatalf("evicts %d pods, want the 10 of one node", len(best.set))
+			}
+			b.ReportMetric(float64(s.probes), "probes/op")
+		})
+		b.Run(fmt.Sprintf("nodes=%d/victims", nodes), func(b *testing.B) {
+			for b.Loop() {
+				c.victims(g, &Preemption{})
+			}
+		})
+	}
 }

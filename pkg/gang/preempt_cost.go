@@ -80,12 +80,21 @@ func (s setCost) plus(p price) setCost {
 	return out
 }
 
-// costOf is the cost of a set.
+// costOf is the cost of a set: plus for each victim, in one pass.
 func costOf[T priced](set []T) setCost {
 	var s setCost
+	s.keys = make([]string, 0, len(set))
 	for _, v := range set {
-		s = s.plus(v.price())
+		p := v.price()
+		i, found := slices.BinarySearchFunc(s.levels, p.prio, func(l prioCost, prio int32) int { return cmp.Compare(prio, l.prio) })
+		if !found {
+			s.levels = slices.Insert(s.levels, i, prioCost{prio: p.prio})
+		}
+		s.levels[i].lost += p.lost
+		s.levels[i].victims++
+		s.keys = append(s.keys, p.key)
 	}
+	slices.Sort(s.keys)
 	return s
 }
 

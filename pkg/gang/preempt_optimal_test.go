@@ -379,3 +379,56 @@ func (bc bfCase) greedy() []int {
 	slices.Sort(set)
 	return set
 }
+
+// TestLonePreemptionIsOptimal is TestPreemptionIsOptimal for a preemptor
+// of one pod bound to no domain, whose room the core searches node by
+// node (preempt_nodes.go): 600 random cases (seeded), each the brute
+// force's cheapest set, the choice naming the node it made room on.
+func TestLonePreemptionIsOptimal(t *testing.T) {
+	const cases = 600
+	rng := rand.New(rand.NewPCG(41, 2026))
+	var preempted, hopeless, multi, byCkpt int
+	for i := range cases {
+		bc := randomBFCase(rng)
+		bc.inRack = false
+		bc.pods = bc.pods[:1]
+		got, choice := runBFCase(t, bc)
+		best, ok := bc.optimum()
+		switch {
+		case bc.fits(nil):
+			if len(got) != 0 {
+				t.Fatalf("case %d %v: it fits without evicting, yet evicts %v", i, bc, got)
+			}
+			continue
+		case !ok:
+			hopeless++
+			if len(got) != 0 {
+				t.Fatalf("case %d %v: it cannot fit even with every candidate gone, yet evicts %v", i, bc, got)
+			}
+			continue
+		}
+		var want []string
+		for _, g := range best {
+			want = append(want, bc.groups[g].key)
+		}
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("case %d %v: evicts %v, the cheapest set is %v", i, bc, got, want)
+		}
+		if !strings.HasPrefix(choice, "on node n") || strings.Contains(choice, "greedily") {
+			t.Fatalf("case %d %v: choice %q, want the node it made room on, searched exactly", i, bc, choice)
+		}
+		preempted++
+		if len(best) > 1 {
+			multi++
+		}
+		if bc.withoutCheckpoints().differs(best) {
+			byCkpt++
+		}
+	}
+	t.Logf("%d cases: %d preempted (%d evicting several groups, %d where checkpoints changed the choice), %d could not fit even with every candidate gone",
+		cases, preempted, multi, byCkpt, hopeless)
+	if preempted < 150 || hopeless < 30 || multi < 30 || byCkpt < 5 {
+		t.Fatalf("the generator no longer covers the cases: %d preempted, %d several, %d by checkpoint, %d hopeless", preempted, multi, byCkpt, hopeless)
+	}
+}

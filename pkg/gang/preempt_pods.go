@@ -35,7 +35,7 @@ type podUnit struct {
 
 // preemptPods evicts the cheapest set of single pods that lets g start
 // now, if there is one, and reports whether it did.
-func (c *Core) preemptPods(g *group, s *search, doms []preemptDomain, cands []victim, base []int64, p *Preemption) bool {
+func (c *Core) preemptPods(g *group, s *search, a *alloc, doms []preemptDomain, cands []victim, base []int64, p *Preemption) bool {
 	units := c.podUnits(cands)
 	if len(units) == 0 {
 		return false
@@ -53,7 +53,19 @@ func (c *Core) preemptPods(g *group, s *search, doms []preemptDomain, cands []vi
 		return err == nil && r.Status == match.Allocated
 	}
 	in := func(u podUnit, d preemptDomain) bool { return d.nodes[u.node] && !u.v.mustMove }
-	best, _ := cheapestRoom(s, doms, units, in, fits)
+	var best found[podUnit]
+	if c.onePodRoom(g, a) {
+		spread := func(u podUnit, at func(string, nodeAmt)) {
+			var amt nodeAmt
+			for _, s := range u.slots {
+				amt = amt.plus(shapeAmounts(s.shape))
+			}
+			at(u.node, amt)
+		}
+		best, _ = nodeRoom(c, s, a, units, spread, fits)
+	} else {
+		best, _ = cheapestRoom(s, doms, units, in, fits)
+	}
 	if !best.ok {
 		return false
 	}

@@ -48,6 +48,11 @@ const searchCap = 512
 // search, whose work grows as n log n, takes over.
 const searchWork = 20000
 
+// searchChecks bounds the sets a quick test (preempt_nodes.go's
+// arithmetic) is asked about in one preemption: each is cheap, but a
+// node of a hundred small pods has many sets a branch and bound may walk.
+const searchChecks = 20000
+
 // preemptDomain is where a preemptor might get its room, and its request
 // confined there.
 type preemptDomain struct {
@@ -135,6 +140,7 @@ type search struct {
 	probes int
 	cap    int
 	work   int  // victims asked about, over all probes
+	checks int  // sets a quick test was asked about
 	greedy bool // the cap was reached: some domain was searched greedily
 }
 
@@ -156,7 +162,7 @@ func cheapestRoom[T priced](s *search, doms []preemptDomain, cands []T, in func(
 				local = append(local, v)
 			}
 		}
-		f := cheapestIn(s, local, func(set []T) bool { return fits(d.js, set) }, best)
+		f := cheapestIn(s, local, func(set []T) bool { return fits(d.js, set) }, nil, best)
 		if f.ok {
 			f.domain = d.name
 			best, second = f, best
@@ -167,20 +173,32 @@ func cheapestRoom[T priced](s *search, doms []preemptDomain, cands []T, in func(
 
 // cheapestIn is the cheapest set of cands (sorted cheapest first) for
 // which fits holds, when it is cheaper than bound, the cheapest found so
-// far in other domains.
-func cheapestIn[T priced](s *search, cands []T, fits func([]T) bool, bound found[T]) found[T] {
+// far in other domains. quick, when not nil, is a cheaper test that
+// holds wherever fits does (preempt_nodes.go's arithmetic): a set it
+// turns away is not put to the matcher.
+func cheapestIn[T priced](s *search, cands []T, fits, quick func([]T) bool, bound found[T]) found[T] {
 	var out found[T]
 	beats := func(c setCost) bool {
 		return (!bound.ok || compareCost(c, bound.cost) < 0) && (!out.ok || compareCost(c, out.cost) < 0)
 	}
+	matcher := fits
+	if quick != nil {
+		fits = func(set []T) bool { return quick(set) && matcher(set) }
+	}
 	probe := func(set []T) (fit, done bool) {
-		if s.greedy || s.probes >= s.cap || s.work+len(set) > searchWork {
+		if s.greedy || s.probes >= s.cap || s.work+len(set) > searchWork || s.checks >= searchChecks {
 			s.greedy = true
 			return false, false
 		}
+		if quick != nil {
+			s.checks++
+			if !quick(set) {
+				return false, true
+			}
+		}
 		s.probes++
 		s.work += len(set)
-		return fits(set), true
+		return matcher(set), true
 	}
 	if len(cands) == 0 || !beats(costOf(cands[:1])) {
 		return out // even its cheapest candidate could not win
