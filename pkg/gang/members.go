@@ -128,7 +128,7 @@ func (c *Core) forgetIfOver(g *group) {
 func (g *group) dormant() bool { return len(g.members) == 0 && len(g.allocs) == 0 }
 
 // lose settles the slot of a bound member that went.
-func (c *Core) lose(g *group, s *slot, name string, end ending) {
+func (c *Core) lose(g *group, a *alloc, s *slot, name string, end ending) {
 	c.touch(g)
 	if end.succeeded {
 		s.done = true
@@ -138,15 +138,14 @@ func (c *Core) lose(g *group, s *slot, name string, end ending) {
 	// A preempted group's slots are not kept: its nodes go to the group
 	// that preempted it.
 	keep := g.evictedBy == "" && !s.evicting && !end.refused && n != nil && !n.Down
-	if s.evicting {
-		// Evicted alone: the engine still counts what it held; it is
-		// rebuilt without the slot, which frees the node.
-		c.dirty = true
-	}
 	if keep {
 		s.pod, s.bound, s.reserved = "", false, false
 	} else {
 		s.done = true
+	}
+	if s.evicting {
+		// Evicted alone: the engine still counts what it held.
+		c.releaseEvicted(g, a, s.node)
 	}
 	g.lastLost = fmt.Sprintf("member %s %s on %s", name, end, s.node)
 	first := firstMember(g)
@@ -162,6 +161,31 @@ func (c *Core) lose(g *group, s *slot, name string, end ending) {
 		note = fmt.Sprintf("pod group %s: %s, and no member runs: the group is placed whole again", g.id.Key, g.lastLost)
 	}
 	c.fx.out.Events = append(c.fx.out.Events, Event{Pod: first.ref(), Warning: true, Reason: "FluenceMemberLost", Note: note})
+}
+
+// releaseEvicted frees, in the engine, what an allocation held on a node
+// all of whose pods there were evicted alone (preempt_pods.go) and are
+// gone. Until the last of them goes the node stays held: the preemptor
+// is not placed beside pods still terminating. When the engine cannot
+// release the part (or would be left with nothing of the allocation), it
+// is rebuilt without the slots instead.
+func (c *Core) releaseEvicted(g *group, a *alloc, node string) {
+	for _, o := range a.slots {
+		if o.node == node && !o.done {
+			return
+		}
+	}
+	v, ok := c.vertexOf[node]
+	if !ok || c.m == nil || c.dirty || c.unplaced[a.id] {
+		c.dirty = true
+		return
+	}
+	c.markQueue()
+	gone, err := c.q.Release(a.id, []int32{v})
+	c.fail("release", g.id.Key, err)
+	if err != nil || gone {
+		c.dirty = true
+	}
 }
 
 // underway reports whether the group has started: a member holds a slot

@@ -392,7 +392,7 @@ func (c *Core) memberGone(uid string, end ending) {
 	c.detach(g, uid, func(a *alloc, s *slot) {
 		switch {
 		case s.bound:
-			c.lose(g, s, name, end)
+			c.lose(g, a, s, name, end)
 		case a.withdrawable():
 			s.pod = "" // gone: nothing to turn away at Permit
 			c.withdraw(g, a, fmt.Sprintf("pod %s went away before its group was bound", name))

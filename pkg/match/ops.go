@@ -576,6 +576,7 @@ func (m *Matcher) FitsWithoutParts(js *jobspec.Jobspec, id, now int64, without [
 		vertices []int32
 	}
 	var cuts []*cut
+	at := make(map[*Job]int, len(without)) // the cut of each job
 	for _, w := range without {
 		j, ok := m.jobs[w.ID]
 		if !ok {
@@ -586,10 +587,11 @@ func (m *Matcher) FitsWithoutParts(js *jobspec.Jobspec, id, now int64, without [
 				return nil, fmt.Errorf("match: vertex %d out of range", v)
 			}
 		}
-		i := slices.IndexFunc(cuts, func(c *cut) bool { return c.j == j })
-		if i < 0 {
+		i, seen := at[j]
+		if !seen {
 			cuts = append(cuts, &cut{j: j})
 			i = len(cuts) - 1
+			at[j] = i
 		}
 		cuts[i].whole = cuts[i].whole || len(w.Vertices) == 0
 		cuts[i].vertices = append(cuts[i].vertices, w.Vertices...)

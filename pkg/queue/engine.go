@@ -16,6 +16,7 @@ type engine interface {
 	ReserveFrom(js *jobspec.Jobspec, id, now, from int64) (*match.Result, error)
 	Place(js *jobspec.Jobspec, id, now int64, slotNodes []int32) (*match.Result, error)
 	Cancel(id int64) error
+	PartialCancel(id int64, vertices []int32) (bool, error)
 	Extend(id, duration int64) error
 	MarkDown(v int32) error
 	MarkUp(v int32) error

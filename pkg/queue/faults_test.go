@@ -72,6 +72,13 @@ func (f *faultyEngine) Cancel(id int64) error {
 	return f.Matcher.Cancel(id)
 }
 
+func (f *faultyEngine) PartialCancel(id int64, vertices []int32) (bool, error) {
+	if err := f.fault("partial cancel", id); err != nil {
+		return false, err
+	}
+	return f.Matcher.PartialCancel(id, vertices)
+}
+
 func (f *faultyEngine) Extend(id, duration int64) error {
 	if err := f.fault("extend", id); err != nil {
 		return err

@@ -355,6 +355,38 @@ func (q *Manager) Complete(id int64) error {
 	return err
 }
 
+// Release frees what a running group holds on the given node vertices
+// and keeps the rest running: some of its pods went (evicted alone) and
+// their room is free again. It reports whether the group held nothing
+// else, in which case it is gone as Complete leaves it. On an error the
+// matcher and the queue keep the group as it was.
+func (q *Manager) Release(id int64, vertices []int32) (gone bool, err error) {
+	e, ok := q.running[id]
+	if !ok {
+		return false, fmt.Errorf("queue: group %d is not running", id)
+	}
+	before, held := q.m.Info(id)
+	gone, err = q.m.PartialCancel(id, vertices)
+	if err != nil {
+		return false, fmt.Errorf("queue: release part of group %d: %w", id, err)
+	}
+	switch {
+	case gone:
+		if held {
+			q.logFreed(e, before)
+		}
+		delete(q.running, id)
+		delete(q.byID, id)
+	case held:
+		after, _ := q.m.Info(id)
+		q.holding(e, before.Slots, before.Nodes, -1)
+		q.holding(e, after.Slots, after.Nodes, 1)
+	}
+	q.freed()
+	q.clearShortfalls()
+	return gone, nil
+}
+
 // Remove drops a group wherever it is, releasing what it holds.
 func (q *Manager) Remove(id int64) error {
 	e, ok := q.byID[id]
