@@ -254,17 +254,25 @@ func (c *Core) waitingAlloc(g *group) *alloc {
 }
 
 // victims lists the running groups g may evict, and the first time a
-// group too young to evict now comes of age (-1: none).
+// group too young to evict now comes of age (-1: none). They come in no
+// particular order: every search sorts its candidates by price, a total
+// order (a price ends with the group's key), so the choice does not
+// depend on it, and sorting ten thousand keys here on every try cost
+// more than the search.
 func (c *Core) victims(g *group, p *Preemption) ([]victim, int64) {
 	minRun := c.seconds(p.MinRuntime)
-	var out []victim
+	out := make([]victim, 0, len(c.groups))
+	// Each victim's ids and holdings are cut from these, not allocated
+	// one by one: lone pods make ten thousand victims.
+	ids := make([]int64, 0, len(c.groups))
+	held := make([]nodeHeld, 0, len(c.groups))
 	next := int64(-1)
-	for _, key := range slices.Sorted(maps.Keys(c.groups)) {
-		v := c.groups[key]
+	for _, v := range c.groups {
 		if v == g || v.evictedBy != "" || v.priority > g.priority {
 			continue
 		}
 		vc := victim{g: v}
+		idsAt, heldAt := len(ids), len(held)
 		if g.id.TopologyKey != "" {
 			vc.movable = c.movable(v)
 		}
@@ -283,25 +291,26 @@ func (c *Core) victims(g *group, p *Preemption) ([]victim, int64) {
 			}
 			// An adopted allocation may have begun before this run (a
 			// negative time).
-			if len(vc.ids) == 0 || a.began < vc.start {
+			if len(ids) == idsAt || a.began < vc.start {
 				vc.start = a.began
 			}
-			vc.ids = append(vc.ids, a.id)
+			ids = append(ids, a.id)
 			for _, s := range a.slots {
 				if s.done {
 					continue
 				}
 				vc.pods++
-				vc.held = append(vc.held, nodeHeld{s.node, shapeAmounts(s.shape)})
+				held = append(held, nodeHeld{s.node, shapeAmounts(s.shape)})
 				lost, ckpt := c.lostWork(v, a, s)
 				vc.lost += lost
 				vc.checkpointed = vc.checkpointed || ckpt
 			}
 		}
+		vc.ids = ids[idsAt:len(ids):len(ids)]
 		if len(vc.ids) == 0 {
 			continue
 		}
-		vc.held = mergeHeld(vc.held)
+		vc.held = mergeHeld(held[heldAt:len(held):len(held)])
 		if c.now-vc.start < minRun {
 			if at := vc.start + minRun; next < 0 || at < next {
 				next = at
@@ -345,8 +354,7 @@ func (c *Core) tryPreempt(g *group, p *Preemption) bool {
 	// Its own reservation is no obstacle, nor are those of groups of lower
 	// priority (the queue plans them again after it).
 	var base []int64
-	for _, key := range slices.Sorted(maps.Keys(c.groups)) {
-		h := c.groups[key]
+	for _, h := range c.groups {
 		if h != g && h.priority >= g.priority {
 			continue
 		}
@@ -358,6 +366,7 @@ func (c *Core) tryPreempt(g *group, p *Preemption) bool {
 			}
 		}
 	}
+	slices.Sort(base)
 	r, err := c.m.FitsWithout(a.js, probeJob, c.now, base)
 	c.fail("preempt", g.id.Key, err)
 	if err == nil && r.Status == match.Allocated {
@@ -413,17 +422,13 @@ func (c *Core) cheapestGroups(g *group, s *search, a *alloc, doms []preemptDomai
 		return false
 	}
 	if c.onePodRoom(g, a) {
-		return nodeRoom(c, s, a, cands, victimSpread, fits)
+		return nodeRoom(c, s, a, cands, victimHeld, fits)
 	}
 	return cheapestRoom(s, doms, cands, in, fits)
 }
 
-// victimSpread tells what a victim holds on each of its nodes.
-func victimSpread(v victim, at func(node string, amt nodeAmt)) {
-	for _, h := range v.held {
-		at(h.node, h.amt)
-	}
-}
+// victimHeld is what a victim holds on each of its nodes.
+func victimHeld(v *victim) []nodeHeld { return v.held }
 
 // choiceNote says where a preemption takes room and what it chose over:
 // "within example.com/rack=r2, rather than ns/b (priority 10, 1 pods, 3 h

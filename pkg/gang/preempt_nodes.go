@@ -167,27 +167,32 @@ func (c *Core) onNodeJobspec(js *jobspec.Jobspec, v int32) *jobspec.Jobspec {
 // cheapest set of cands that lets its request a fit on one node, and the
 // dearer one on another node it beat. spread tells where a candidate
 // holds what; fits asks the matcher.
-func nodeRoom[T priced](c *Core, s *search, a *alloc, cands []T, spread func(T, func(node string, amt nodeAmt)), fits func(js *jobspec.Jobspec, set []T) bool) (best, second found[T]) {
+func nodeRoom[T priced](c *Core, s *search, a *alloc, cands []T, spread func(*T) []nodeHeld, fits func(js *jobspec.Jobspec, set []T) bool) (best, second found[T]) {
 	need := shapeAmounts(a.slots[0].shape)
 	free := c.nodeAmounts()
 	byNode := map[string]*nodeCands[T]{}
 	var nodes []*nodeCands[T]
+	never := map[string]bool{} // nodes it could never go to
 	for i := range cands {
 		v := &cands[i]
-		spread(*v, func(node string, amt nodeAmt) {
-			nc := byNode[node]
+		for _, h := range spread(v) {
+			nc := byNode[h.node]
 			if nc == nil {
-				n, ok := c.nodes[node]
-				vx, inGraph := c.vertexOf[node]
-				if !ok || !inGraph || n.Down || !c.admitsNode(a.js, vx) {
-					return // it could never go there
+				if never[h.node] {
+					continue
 				}
-				nc = &nodeCands[T]{node: node, free: *free[node], exact: !c.overloaded[node]}
-				byNode[node] = nc
+				n, ok := c.nodes[h.node]
+				vx, inGraph := c.vertexOf[h.node]
+				if !ok || !inGraph || n.Down || !c.admitsNode(a.js, vx) {
+					never[h.node] = true
+					continue
+				}
+				nc = &nodeCands[T]{node: h.node, free: *free[h.node], exact: !c.overloaded[h.node]}
+				byNode[h.node] = nc
 				nodes = append(nodes, nc)
 			}
-			nc.cands = append(nc.cands, onNode[T]{v: v, amt: amt})
-		})
+			nc.cands = append(nc.cands, onNode[T]{v: v, amt: h.amt})
+		}
 	}
 	// Each node's bound; nodes where even all candidates gone leave too
 	// little are dropped.

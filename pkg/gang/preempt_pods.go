@@ -55,14 +55,14 @@ func (c *Core) preemptPods(g *group, s *search, a *alloc, doms []preemptDomain, 
 	in := func(u podUnit, d preemptDomain) bool { return d.nodes[u.node] && !u.v.mustMove }
 	var best found[podUnit]
 	if c.onePodRoom(g, a) {
-		spread := func(u podUnit, at func(string, nodeAmt)) {
+		held := func(u *podUnit) []nodeHeld {
 			var amt nodeAmt
 			for _, s := range u.slots {
 				amt = amt.plus(shapeAmounts(s.shape))
 			}
-			at(u.node, amt)
+			return []nodeHeld{{u.node, amt}}
 		}
-		best, _ = nodeRoom(c, s, a, units, spread, fits)
+		best, _ = nodeRoom(c, s, a, units, held, fits)
 	} else {
 		best, _ = cheapestRoom(s, doms, units, in, fits)
 	}
