@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 
 	"github.com/fluence-sched/fluence/pkg/queue"
@@ -29,6 +30,11 @@ func (c *Core) CheckInvariants() error {
 			continue
 		}
 		c.checkGroup(g, allocs, bad)
+		if g.victimRec != nil {
+			if fresh := c.readVictimRec(g); !reflect.DeepEqual(g.victimRec, fresh) {
+				bad("group %s: its kept victim record %+v differs from one read now %+v: something changed it without touching it", key, *g.victimRec, *fresh)
+			}
+		}
 	}
 	for _, uid := range slices.Sorted(maps.Keys(c.podKey)) {
 		key := c.podKey[uid]

@@ -262,17 +262,12 @@ func (c *Core) waitingAlloc(g *group) *alloc {
 func (c *Core) victims(g *group, p *Preemption) ([]victim, int64) {
 	minRun := c.seconds(p.MinRuntime)
 	out := make([]victim, 0, len(c.groups))
-	// Each victim's ids and holdings are cut from these, not allocated
-	// one by one: lone pods make ten thousand victims.
-	ids := make([]int64, 0, len(c.groups))
-	held := make([]nodeHeld, 0, len(c.groups))
 	next := int64(-1)
 	for _, v := range c.groups {
 		if v == g || v.evictedBy != "" || v.priority > g.priority {
 			continue
 		}
 		vc := victim{g: v}
-		idsAt, heldAt := len(ids), len(held)
 		if g.id.TopologyKey != "" {
 			vc.movable = c.movable(v)
 		}
@@ -282,35 +277,14 @@ func (c *Core) victims(g *group, p *Preemption) ([]victim, int64) {
 			}
 			vc.mustMove = true
 		}
-		for _, a := range v.allocs {
-			// Only what Permit let through: an allocation placed in this
-			// loop whose pods have not all passed Permit has not started,
-			// and its pods may not be bound to be evicted.
-			if !a.running || !a.committed || c.unplaced[a.id] {
-				continue
-			}
-			// An adopted allocation may have begun before this run (a
-			// negative time).
-			if len(ids) == idsAt || a.began < vc.start {
-				vc.start = a.began
-			}
-			ids = append(ids, a.id)
-			for _, s := range a.slots {
-				if s.done {
-					continue
-				}
-				vc.pods++
-				held = append(held, nodeHeld{s.node, shapeAmounts(s.shape)})
-				lost, ckpt := c.lostWork(v, a, s)
-				vc.lost += lost
-				vc.checkpointed = vc.checkpointed || ckpt
-			}
-		}
-		vc.ids = ids[idsAt:len(ids):len(ids)]
-		if len(vc.ids) == 0 {
+		rec := c.victimRecOf(v)
+		if len(rec.ids) == 0 {
 			continue
 		}
-		vc.held = mergeHeld(held[heldAt:len(held):len(held)])
+		vc.ids, vc.held, vc.pods, vc.start, vc.checkpointed = rec.ids, rec.held, len(rec.since), rec.start, rec.checkpointed
+		for _, since := range rec.since {
+			vc.lost += max(c.now-since, 0)
+		}
 		if c.now-vc.start < minRun {
 			if at := vc.start + minRun; next < 0 || at < next {
 				next = at
@@ -322,14 +296,87 @@ func (c *Core) victims(g *group, p *Preemption) ([]victim, int64) {
 	return out, next
 }
 
-// lostWork is what evicting the pod of a slot would lose now: the ticks
-// since its checkpoint, or since its allocation began when it has none
-// (or one older than that), and whether it had one.
-func (c *Core) lostWork(g *group, a *alloc, s *slot) (int64, bool) {
-	since, ckpt := a.began, false
-	if m := g.members[s.pod]; m != nil && m.HasCheckpoint && m.Checkpointed > since {
-		since, ckpt = m.Checkpointed, true
+// victimRec is what a group would give up were it evicted, as far as
+// it does not depend on the time: kept on the group until something
+// happens to it (touch), since reading it afresh for ten thousand lone
+// pods on every preemption (each group's allocations, slots and pods)
+// cost more than the search. CheckInvariants compares each kept record
+// with one read afresh.
+type victimRec struct {
+	ids  []int64    // its running allocations Permit let through
+	held []nodeHeld // what their live slots hold, by node
+	// all is what every running allocation of it holds, by node, Permit
+	// passed or not (preempt_nodes.go counts what is free).
+	all   []nodeHeld
+	since []int64 // per live slot, its pod's checkpoint, else its start
+	start int64   // when the first of them began
+	// checkpointed: some pod's checkpoint is after its allocation began.
+	checkpointed bool
+}
+
+// victimRecOf is the group's record, read when it has none.
+func (c *Core) victimRecOf(v *group) *victimRec {
+	if v.victimRec == nil {
+		v.victimRec = c.readVictimRec(v)
 	}
+	return v.victimRec
+}
+
+// readVictimRec reads a group's victimRec.
+func (c *Core) readVictimRec(v *group) *victimRec {
+	rec := &victimRec{}
+	for _, a := range v.allocs {
+		if !a.running || c.unplaced[a.id] {
+			continue
+		}
+		for _, s := range a.slots {
+			if !s.done {
+				rec.all = append(rec.all, nodeHeld{s.node, shapeAmounts(s.shape)})
+			}
+		}
+	}
+	rec.all = mergeHeld(rec.all)
+	for _, a := range v.allocs {
+		// Only what Permit let through: an allocation placed in this
+		// loop whose pods have not all passed Permit has not started,
+		// and its pods may not be bound to be evicted.
+		if !a.running || !a.committed || c.unplaced[a.id] {
+			continue
+		}
+		// An adopted allocation may have begun before this run (a
+		// negative time).
+		if len(rec.ids) == 0 || a.began < rec.start {
+			rec.start = a.began
+		}
+		rec.ids = append(rec.ids, a.id)
+		for _, s := range a.slots {
+			if s.done {
+				continue
+			}
+			rec.held = append(rec.held, nodeHeld{s.node, shapeAmounts(s.shape)})
+			since, ckpt := c.workSince(v, a, s)
+			rec.since = append(rec.since, since)
+			rec.checkpointed = rec.checkpointed || ckpt
+		}
+	}
+	rec.held = mergeHeld(rec.held)
+	return rec
+}
+
+// workSince is when the work a slot's pod would lose began: its
+// checkpoint, or its allocation's start when it has none (or one older
+// than that), and whether it had one.
+func (c *Core) workSince(g *group, a *alloc, s *slot) (int64, bool) {
+	if m := g.members[s.pod]; m != nil && m.HasCheckpoint && m.Checkpointed > a.began {
+		return m.Checkpointed, true
+	}
+	return a.began, false
+}
+
+// lostWork is what evicting the pod of a slot would lose now: the ticks
+// since workSince, and whether it had a checkpoint.
+func (c *Core) lostWork(g *group, a *alloc, s *slot) (int64, bool) {
+	since, ckpt := c.workSince(g, a, s)
 	return max(c.now-since, 0), ckpt
 }
 

@@ -120,16 +120,10 @@ func (c *Core) nodeAmounts() map[string]*nodeAmt {
 		free[name] = &nodeAmt{a.MilliCPU, a.MemoryBytes >> 20, a.GPU, pods}
 	}
 	for _, g := range c.groups {
-		for _, a := range g.allocs {
-			if !a.running || c.unplaced[a.id] {
-				continue
-			}
-			for _, s := range a.slots {
-				if f := free[s.node]; f != nil && !s.done {
-					f[0] -= s.shape.MilliCPU
-					f[1] -= s.shape.MemoryMiB
-					f[2] -= s.shape.GPU
-					f[3]--
+		for _, h := range c.victimRecOf(g).all {
+			if f := free[h.node]; f != nil {
+				for i := range f {
+					f[i] -= h.amt[i]
 				}
 			}
 		}

@@ -85,10 +85,13 @@ type alloc struct {
 
 // group is a pod group and everything the core knows about it.
 type group struct {
-	id       GroupID
-	state    groupState
-	reason   string
-	priority int32
+	// victimRec: what it would give up if evicted, kept until it is
+	// touched (preempt.go).
+	victimRec *victimRec
+	id        GroupID
+	state     groupState
+	reason    string
+	priority  int32
 	// members are the group's pods that have not ended, by UID.
 	members map[string]*Pod
 	allocs  []*alloc

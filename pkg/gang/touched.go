@@ -18,6 +18,7 @@ import (
 // touch records that something happened to a group.
 func (c *Core) touch(g *group) {
 	if g != nil {
+		g.victimRec = nil
 		c.touched[g.id.Key] = true
 		c.markGroup(g)
 		if c.gathering[g.id.Key] != nil {
