@@ -194,8 +194,10 @@ func fewestOneByOne[T any](cands []T, fits func([]T) bool) ([]T, bool) {
 // searched as a lone preemptor's room is now: node by node
 // (preempt_nodes.go), against the search over the whole cluster at once
 // (cheapestRoom, greedy past its bounds) in the same run. "victims" is
-// the candidates' listing every preemption starts with, for scale. It
-// reports the matcher probes each made.
+// the candidates' listing every preemption starts with, for scale: the
+// groups' records are kept from the first call, as they are between two
+// preemptions for every group nothing happened to. It reports the
+// matcher probes each search made.
 func BenchmarkPreemptLonePodsByNode(b *testing.B) {
 	for _, nodes := range []int{200, 1000} {
 		c, g, cands, fits := lonePodsCluster(b, nodes)
