@@ -279,6 +279,50 @@ func runBFCase(t *testing.T, bc bfCase) ([]string, string) {
 	return evicted, choice
 }
 
+// bfOutcome is what a case asked of the preemptor.
+type bfOutcome int
+
+const (
+	bfFree     bfOutcome = iota // it fits without evicting anyone
+	bfHopeless                  // it cannot fit even with every candidate gone
+	bfPreempts                  // it must evict the brute force's optimum
+)
+
+// checkBFCase fails the test unless the groups evicted (got, sorted keys)
+// are what the case asks: none when it fits already or cannot fit at
+// all, else exactly the brute force's cheapest set, which holds no group
+// it could do without. It returns that set.
+func checkBFCase(t *testing.T, i int, bc bfCase, got []string) ([]int, bfOutcome) {
+	t.Helper()
+	if bc.fits(nil) {
+		if len(got) != 0 {
+			t.Fatalf("case %d %v: it fits without evicting, yet evicts %v", i, bc, got)
+		}
+		return nil, bfFree
+	}
+	best, ok := bc.optimum()
+	if !ok {
+		if len(got) != 0 {
+			t.Fatalf("case %d %v: it cannot fit even with every candidate gone, yet evicts %v", i, bc, got)
+		}
+		return nil, bfHopeless
+	}
+	var want []string
+	for _, g := range best {
+		want = append(want, bc.groups[g].key)
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("case %d %v: evicts %v, the cheapest set is %v", i, bc, got, want)
+	}
+	for j := range best {
+		if bc.fits(slices.Delete(slices.Clone(best), j, j+1)) {
+			t.Fatalf("case %d %v: evicts %v, more than needed", i, bc, want)
+		}
+	}
+	return best, bfPreempts
+}
+
 // TestPreemptionIsOptimal runs 800 random cases (seeded): the preemptor
 // evicts exactly the brute force's cheapest set, which holds no victim
 // it could do without; nothing when even all candidates gone leave it no
@@ -290,33 +334,14 @@ func TestPreemptionIsOptimal(t *testing.T) {
 	for i := range cases {
 		bc := randomBFCase(rng)
 		got, choice := runBFCase(t, bc)
-		if bc.fits(nil) {
+		best, outcome := checkBFCase(t, i, bc, got)
+		switch outcome {
+		case bfFree:
 			free++
-			if len(got) != 0 {
-				t.Fatalf("case %d %v: it fits without evicting, yet evicts %v", i, bc, got)
-			}
 			continue
-		}
-		best, ok := bc.optimum()
-		if !ok {
+		case bfHopeless:
 			hopeless++
-			if len(got) != 0 {
-				t.Fatalf("case %d %v: it cannot fit even with every candidate gone, yet evicts %v", i, bc, got)
-			}
 			continue
-		}
-		var want []string
-		for _, g := range best {
-			want = append(want, bc.groups[g].key)
-		}
-		slices.Sort(want)
-		if !slices.Equal(got, want) {
-			t.Fatalf("case %d %v: evicts %v, the cheapest set is %v", i, bc, got, want)
-		}
-		for j := range best {
-			if bc.fits(slices.Delete(slices.Clone(best), j, j+1)) {
-				t.Fatalf("case %d %v: evicts %v, more than needed", i, bc, want)
-			}
 		}
 		if strings.Contains(choice, "greedily") {
 			t.Fatalf("case %d %v: the search ran out of probes: %s", i, bc, choice)
@@ -393,27 +418,13 @@ func TestLonePreemptionIsOptimal(t *testing.T) {
 		bc.inRack = false
 		bc.pods = bc.pods[:1]
 		got, choice := runBFCase(t, bc)
-		best, ok := bc.optimum()
-		switch {
-		case bc.fits(nil):
-			if len(got) != 0 {
-				t.Fatalf("case %d %v: it fits without evicting, yet evicts %v", i, bc, got)
-			}
+		best, outcome := checkBFCase(t, i, bc, got)
+		switch outcome {
+		case bfFree:
 			continue
-		case !ok:
+		case bfHopeless:
 			hopeless++
-			if len(got) != 0 {
-				t.Fatalf("case %d %v: it cannot fit even with every candidate gone, yet evicts %v", i, bc, got)
-			}
 			continue
-		}
-		var want []string
-		for _, g := range best {
-			want = append(want, bc.groups[g].key)
-		}
-		slices.Sort(want)
-		if !slices.Equal(got, want) {
-			t.Fatalf("case %d %v: evicts %v, the cheapest set is %v", i, bc, got, want)
 		}
 		if !strings.HasPrefix(choice, "on node n") || strings.Contains(choice, "greedily") {
 			t.Fatalf("case %d %v: choice %q, want the node it made room on, searched exactly", i, bc, choice)
