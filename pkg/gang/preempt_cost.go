@@ -82,8 +82,19 @@ func (s setCost) plus(p price) setCost {
 
 // costOf is the cost of a set: plus for each victim, in one pass.
 func costOf[T priced](set []T) setCost {
+	s := levelsOf(set)
+	s.keys = make([]string, len(set))
+	for i, v := range set {
+		s.keys[i] = v.price().key
+	}
+	slices.Sort(s.keys)
+	return s
+}
+
+// levelsOf is the cost of a set without its keys: enough to order sets
+// whose levels differ.
+func levelsOf[T priced](set []T) setCost {
 	var s setCost
-	s.keys = make([]string, 0, len(set))
 	for _, v := range set {
 		p := v.price()
 		i, found := slices.BinarySearchFunc(s.levels, p.prio, func(l prioCost, prio int32) int { return cmp.Compare(prio, l.prio) })
@@ -92,9 +103,7 @@ func costOf[T priced](set []T) setCost {
 		}
 		s.levels[i].lost += p.lost
 		s.levels[i].victims++
-		s.keys = append(s.keys, p.key)
 	}
-	slices.Sort(s.keys)
 	return s
 }
 

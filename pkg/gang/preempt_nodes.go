@@ -82,13 +82,15 @@ func mergeHeld(all []nodeHeld) []nodeHeld {
 	return out
 }
 
-// onNode is a candidate as one node sees it: what it holds there.
+// onNode is a candidate as one node sees it: what it holds there, and
+// its price (read once: the node's candidates are sorted by it).
 type onNode[T priced] struct {
 	v   *T
 	amt nodeAmt
+	p   price
 }
 
-func (o onNode[T]) price() price { return (*o.v).price() }
+func (o onNode[T]) price() price { return o.p }
 
 // nodeCands are one node's candidates, cheapest first, and what the node
 // has free with all of them still there.
@@ -111,13 +113,15 @@ func (c *Core) onePodRoom(g *group, a *alloc) bool {
 // allocatable less the live slots of the running allocations there.
 func (c *Core) nodeAmounts() map[string]*nodeAmt {
 	free := make(map[string]*nodeAmt, len(c.nodes))
+	all := make([]nodeAmt, 0, len(c.nodes))
 	for name, n := range c.nodes {
 		a := n.Allocatable
 		pods := a.Pods
 		if pods == 0 {
 			pods = DefaultMaxPods
 		}
-		free[name] = &nodeAmt{a.MilliCPU, a.MemoryBytes >> 20, a.GPU, pods}
+		all = append(all, nodeAmt{a.MilliCPU, a.MemoryBytes >> 20, a.GPU, pods})
+		free[name] = &all[len(all)-1]
 	}
 	for _, g := range c.groups {
 		for _, h := range c.victimRecOf(g).all {
@@ -185,7 +189,7 @@ func nodeRoom[T priced](c *Core, s *search, a *alloc, cands []T, spread func(*T)
 				byNode[h.node] = nc
 				nodes = append(nodes, nc)
 			}
-			nc.cands = append(nc.cands, onNode[T]{v: v, amt: h.amt})
+			nc.cands = append(nc.cands, onNode[T]{v: v, amt: h.amt, p: (*v).price()})
 		}
 	}
 	// Each node's bound; nodes where even all candidates gone leave too
@@ -198,7 +202,9 @@ func nodeRoom[T priced](c *Core, s *search, a *alloc, cands []T, spread func(*T)
 		if !ok {
 			continue
 		}
-		nc.bound = costOf(nc.cands[:k])
+		// Levels only: a bound decides the order nodes are searched in and
+		// when to stop, never a tie between sets.
+		nc.bound = levelsOf(nc.cands[:k])
 		kept = append(kept, nc)
 	}
 	slices.SortFunc(kept, func(x, y *nodeCands[T]) int {
@@ -210,7 +216,7 @@ func nodeRoom[T priced](c *Core, s *search, a *alloc, cands []T, spread func(*T)
 	for _, nc := range kept {
 		// Sets are ordered by their levels, then keys: once a node's bound
 		// is dearer by its levels, no set there or on a later node wins.
-		if best.ok && compareCost(setCost{levels: nc.bound.levels}, setCost{levels: best.cost.levels}) > 0 {
+		if best.ok && compareCost(nc.bound, setCost{levels: best.cost.levels}) > 0 {
 			break
 		}
 		js := c.onNodeJobspec(a.js, c.vertexOf[nc.node])
