@@ -109,9 +109,9 @@ func (c *Core) onePodRoom(g *group, a *alloc) bool {
 	return g.id.TopologyKey == "" && len(a.slots) == 1 && !c.m.Policy().NodeExclusive
 }
 
-// nodeAmounts is what each node has free as the core records it: its
+// freeByNode is what each node has free as the core records it: its
 // allocatable less the live slots of the running allocations there.
-func (c *Core) nodeAmounts() map[string]*nodeAmt {
+func (c *Core) freeByNode() map[string]*nodeAmt {
 	free := make(map[string]*nodeAmt, len(c.nodes))
 	all := make([]nodeAmt, 0, len(c.nodes))
 	for name, n := range c.nodes {
@@ -167,7 +167,7 @@ func (c *Core) onNodeJobspec(js *jobspec.Jobspec, v int32) *jobspec.Jobspec {
 // holds what; fits asks the matcher.
 func nodeRoom[T priced](c *Core, s *search, a *alloc, cands []T, spread func(*T) []nodeHeld, fits func(js *jobspec.Jobspec, set []T) bool) (best, second found[T]) {
 	need := shapeAmounts(a.slots[0].shape)
-	free := c.nodeAmounts()
+	free := c.freeByNode()
 	byNode := map[string]*nodeCands[T]{}
 	var nodes []*nodeCands[T]
 	never := map[string]bool{} // nodes it could never go to
