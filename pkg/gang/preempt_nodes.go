@@ -109,30 +109,15 @@ func (c *Core) onePodRoom(g *group, a *alloc) bool {
 	return g.id.TopologyKey == "" && len(a.slots) == 1 && !c.m.Policy().NodeExclusive
 }
 
-// freeByNode is what each node has free as the core records it: its
-// allocatable less the live slots of the running allocations there.
-func (c *Core) freeByNode() map[string]*nodeAmt {
-	free := make(map[string]*nodeAmt, len(c.nodes))
-	all := make([]nodeAmt, 0, len(c.nodes))
-	for name, n := range c.nodes {
-		a := n.Allocatable
-		pods := a.Pods
-		if pods == 0 {
-			pods = DefaultMaxPods
-		}
-		all = append(all, nodeAmt{a.MilliCPU, a.MemoryBytes >> 20, a.GPU, pods})
-		free[name] = &all[len(all)-1]
+// allocatableAmt is a node's allocatable in the arithmetic's units, as
+// the graph has it.
+func allocatableAmt(n *Node) nodeAmt {
+	a := n.Allocatable
+	pods := a.Pods
+	if pods == 0 {
+		pods = DefaultMaxPods
 	}
-	for _, g := range c.groups {
-		for _, h := range c.victimRecOf(g).all {
-			if f := free[h.node]; f != nil {
-				for i := range f {
-					f[i] -= h.amt[i]
-				}
-			}
-		}
-	}
-	return free
+	return nodeAmt{a.MilliCPU, a.MemoryBytes >> 20, a.GPU, pods}
 }
 
 // admitsNode reports whether the one-pod request js may go to the node at
@@ -167,35 +152,66 @@ func (c *Core) onNodeJobspec(js *jobspec.Jobspec, v int32) *jobspec.Jobspec {
 // holds what; fits asks the matcher.
 func nodeRoom[T priced](c *Core, s *search, a *alloc, cands []T, spread func(*T) []nodeHeld, fits func(js *jobspec.Jobspec, set []T) bool) (best, second found[T]) {
 	need := shapeAmounts(a.slots[0].shape)
-	free := c.freeByNode()
-	byNode := map[string]*nodeCands[T]{}
-	var nodes []*nodeCands[T]
-	never := map[string]bool{} // nodes it could never go to
+	// The nodes candidates hold something on, by index (-1: the pod could
+	// never go there), each node's candidates counted first so that all
+	// are cut from one array: ten thousand lone pods make a thousand
+	// nodes of ten.
+	at := make(map[string]int32, len(c.nodes))
+	var nodes []nodeCands[T]
+	var counts []int
+	for i := range cands {
+		for _, h := range spread(&cands[i]) {
+			j, seen := at[h.node]
+			if !seen {
+				j = -1
+				n, ok := c.nodes[h.node]
+				vx, inGraph := c.vertexOf[h.node]
+				if ok && inGraph && !n.Down && c.admitsNode(a.js, vx) {
+					j = int32(len(nodes))
+					nodes = append(nodes, nodeCands[T]{node: h.node, free: allocatableAmt(n), exact: !c.overloaded[h.node]})
+					counts = append(counts, 0)
+				}
+				at[h.node] = j
+			}
+			if j >= 0 {
+				counts[j]++
+			}
+		}
+	}
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	all := make([]onNode[T], 0, total)
+	for j, n := range counts {
+		nodes[j].cands = all[len(all):len(all):len(all)+n]
+		all = all[:len(all)+n]
+	}
 	for i := range cands {
 		v := &cands[i]
 		for _, h := range spread(v) {
-			nc := byNode[h.node]
-			if nc == nil {
-				if never[h.node] {
-					continue
-				}
-				n, ok := c.nodes[h.node]
-				vx, inGraph := c.vertexOf[h.node]
-				if !ok || !inGraph || n.Down || !c.admitsNode(a.js, vx) {
-					never[h.node] = true
-					continue
-				}
-				nc = &nodeCands[T]{node: h.node, free: *free[h.node], exact: !c.overloaded[h.node]}
-				byNode[h.node] = nc
-				nodes = append(nodes, nc)
+			if j := at[h.node]; j >= 0 {
+				nodes[j].cands = append(nodes[j].cands, onNode[T]{v: v, amt: h.amt, p: (*v).price()})
 			}
-			nc.cands = append(nc.cands, onNode[T]{v: v, amt: h.amt, p: (*v).price()})
+		}
+	}
+	// What each node has free as the core records it: its allocatable
+	// less the live slots of every running allocation there.
+	for _, g := range c.groups {
+		for _, h := range c.victimRecOf(g).all {
+			if j, ok := at[h.node]; ok && j >= 0 {
+				f := &nodes[j].free
+				for r := range f {
+					f[r] -= h.amt[r]
+				}
+			}
 		}
 	}
 	// Each node's bound; nodes where even all candidates gone leave too
 	// little are dropped.
-	kept := nodes[:0]
-	for _, nc := range nodes {
+	kept := make([]*nodeCands[T], 0, len(nodes))
+	for j := range nodes {
+		nc := &nodes[j]
 		// Keys are unique: the order is one order.
 		slices.SortFunc(nc.cands, func(x, y onNode[T]) int { return comparePrice(x.price(), y.price()) })
 		k, ok := nc.fewestNeeded(need)
@@ -264,9 +280,10 @@ func (nc *nodeCands[T]) fewestNeeded(need nodeAmt) (int, bool) {
 		if short <= 0 {
 			continue
 		}
-		held := make([]int64, len(nc.cands))
-		for i, o := range nc.cands {
-			held[i] = o.amt[r]
+		var buf [32]int64 // most nodes hold fewer pods: no allocation
+		held := buf[:0]
+		for _, o := range nc.cands {
+			held = append(held, o.amt[r])
 		}
 		slices.SortFunc(held, func(x, y int64) int { return cmp.Compare(y, x) })
 		n := 0
