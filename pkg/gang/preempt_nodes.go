@@ -184,7 +184,7 @@ func nodeRoom[T priced](c *Core, s *search, a *alloc, cands []T, spread func(*T)
 	}
 	all := make([]onNode[T], 0, total)
 	for j, n := range counts {
-		nodes[j].cands = all[len(all):len(all):len(all)+n]
+		nodes[j].cands = all[len(all) : len(all) : len(all)+n]
 		all = all[:len(all)+n]
 	}
 	for i := range cands {
