@@ -249,10 +249,7 @@ func buildGraph(nodes []*Node, levels []level) (*resource.Graph, error) {
 				return fmt.Errorf("gang: node %s: %w", n.Name, err)
 			}
 			a := n.Allocatable
-			pods := a.Pods
-			if pods == 0 {
-				pods = DefaultMaxPods
-			}
+			pods := podPlaces(a)
 			leaves := []resource.Vertex{
 				{Type: tCPU, Basename: TypeCPU, Size: a.MilliCPU, Unit: UnitMilli},
 				{Type: tMem, Basename: TypeMemory, Size: a.MemoryBytes >> 20, Unit: UnitMiB},

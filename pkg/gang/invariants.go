@@ -331,10 +331,7 @@ func (c *Core) checkLoad(bad func(string, ...any)) {
 			continue
 		}
 		l, a := held[node], c.nodes[node].Allocatable
-		pods := a.Pods
-		if pods == 0 {
-			pods = DefaultMaxPods
-		}
+		pods := podPlaces(a)
 		if devs := int64(len(c.nodes[node].Devices)); l.cpu > a.MilliCPU || l.mem > a.MemoryBytes>>20 || l.gpu > a.GPU || l.pods > pods || l.dev > devs {
 			bad("node %s holds cpu %dm, memory %dMi, %d GPUs, %d pods, %d devices of %dm, %dMi, %d, %d, %d, and is not marked overloaded",
 				node, l.cpu, l.mem, l.gpu, l.pods, l.dev, a.MilliCPU, a.MemoryBytes>>20, a.GPU, pods, devs)

@@ -329,37 +329,32 @@ func (c *Core) readVictimRec(v *group) *victimRec {
 		if !a.running || c.unplaced[a.id] {
 			continue
 		}
-		for _, s := range a.slots {
-			if !s.done {
-				rec.all = append(rec.all, nodeHeld{s.node, shapeAmounts(s.shape)})
+		// Only what Permit let through is a victim: an allocation placed
+		// in this loop whose pods have not all passed Permit has not
+		// started, and its pods may not be bound to be evicted.
+		if a.committed {
+			// An adopted allocation may have begun before this run (a
+			// negative time).
+			if len(rec.ids) == 0 || a.began < rec.start {
+				rec.start = a.began
 			}
+			rec.ids = append(rec.ids, a.id)
 		}
-	}
-	rec.all = mergeHeld(rec.all)
-	for _, a := range v.allocs {
-		// Only what Permit let through: an allocation placed in this
-		// loop whose pods have not all passed Permit has not started,
-		// and its pods may not be bound to be evicted.
-		if !a.running || !a.committed || c.unplaced[a.id] {
-			continue
-		}
-		// An adopted allocation may have begun before this run (a
-		// negative time).
-		if len(rec.ids) == 0 || a.began < rec.start {
-			rec.start = a.began
-		}
-		rec.ids = append(rec.ids, a.id)
 		for _, s := range a.slots {
 			if s.done {
 				continue
 			}
-			rec.held = append(rec.held, nodeHeld{s.node, shapeAmounts(s.shape)})
-			since, ckpt := c.workSince(v, a, s)
-			rec.since = append(rec.since, since)
-			rec.checkpointed = rec.checkpointed || ckpt
+			h := nodeHeld{s.node, shapeAmounts(s.shape)}
+			rec.all = append(rec.all, h)
+			if a.committed {
+				rec.held = append(rec.held, h)
+				since, ckpt := c.workSince(v, a, s)
+				rec.since = append(rec.since, since)
+				rec.checkpointed = rec.checkpointed || ckpt
+			}
 		}
 	}
-	rec.held = mergeHeld(rec.held)
+	rec.all, rec.held = mergeHeld(rec.all), mergeHeld(rec.held)
 	return rec
 }
 

@@ -69,18 +69,24 @@ type setCost struct {
 // plus is the cost of the set with one more victim; s is not changed.
 func (s setCost) plus(p price) setCost {
 	out := setCost{levels: slices.Clone(s.levels), keys: slices.Clone(s.keys)}
-	i, found := slices.BinarySearchFunc(out.levels, p.prio, func(l prioCost, prio int32) int { return cmp.Compare(prio, l.prio) })
-	if !found {
-		out.levels = slices.Insert(out.levels, i, prioCost{prio: p.prio})
-	}
-	out.levels[i].lost += p.lost
-	out.levels[i].victims++
+	out.addLevel(p)
 	j, _ := slices.BinarySearch(out.keys, p.key)
 	out.keys = slices.Insert(out.keys, j, p.key)
 	return out
 }
 
-// costOf is the cost of a set: plus for each victim, in one pass.
+// addLevel counts one more victim at its priority's level.
+func (s *setCost) addLevel(p price) {
+	i, found := slices.BinarySearchFunc(s.levels, p.prio, func(l prioCost, prio int32) int { return cmp.Compare(prio, l.prio) })
+	if !found {
+		s.levels = slices.Insert(s.levels, i, prioCost{prio: p.prio})
+	}
+	s.levels[i].lost += p.lost
+	s.levels[i].victims++
+}
+
+// costOf is the cost of a set, as plus for each victim would make it,
+// its keys sorted once.
 func costOf[T priced](set []T) setCost {
 	s := levelsOf(set)
 	s.keys = make([]string, len(set))
@@ -96,13 +102,7 @@ func costOf[T priced](set []T) setCost {
 func levelsOf[T priced](set []T) setCost {
 	var s setCost
 	for _, v := range set {
-		p := v.price()
-		i, found := slices.BinarySearchFunc(s.levels, p.prio, func(l prioCost, prio int32) int { return cmp.Compare(prio, l.prio) })
-		if !found {
-			s.levels = slices.Insert(s.levels, i, prioCost{prio: p.prio})
-		}
-		s.levels[i].lost += p.lost
-		s.levels[i].victims++
+		s.addLevel(v.price())
 	}
 	return s
 }

@@ -113,11 +113,7 @@ func (c *Core) onePodRoom(g *group, a *alloc) bool {
 // the graph has it.
 func allocatableAmt(n *Node) nodeAmt {
 	a := n.Allocatable
-	pods := a.Pods
-	if pods == 0 {
-		pods = DefaultMaxPods
-	}
-	return nodeAmt{a.MilliCPU, a.MemoryBytes >> 20, a.GPU, pods}
+	return nodeAmt{a.MilliCPU, a.MemoryBytes >> 20, a.GPU, podPlaces(a)}
 }
 
 // admitsNode reports whether the one-pod request js may go to the node at

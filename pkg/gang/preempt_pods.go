@@ -31,6 +31,8 @@ type podUnit struct {
 	node  string
 	slots []*slot
 	lost  int64 // what evicting them loses (lostWork)
+	// held is what they hold there, one entry (preempt_nodes.go).
+	held []nodeHeld
 }
 
 // preemptPods evicts the cheapest set of single pods that lets g start
@@ -55,14 +57,7 @@ func (c *Core) preemptPods(g *group, s *search, a *alloc, doms []preemptDomain, 
 	in := func(u podUnit, d preemptDomain) bool { return d.nodes[u.node] && !u.v.mustMove }
 	var best found[podUnit]
 	if c.onePodRoom(g, a) {
-		held := func(u *podUnit) []nodeHeld {
-			var amt nodeAmt
-			for _, s := range u.slots {
-				amt = amt.plus(shapeAmounts(s.shape))
-			}
-			return []nodeHeld{{u.node, amt}}
-		}
-		best, _ = nodeRoom(c, s, a, units, held, fits)
+		best, _ = nodeRoom(c, s, a, units, func(u *podUnit) []nodeHeld { return u.held }, fits)
 	} else {
 		best, _ = cheapestRoom(s, doms, units, in, fits)
 	}
@@ -97,9 +92,10 @@ func (c *Core) podUnits(cands []victim) []podUnit {
 				if !ok {
 					i = len(out)
 					at[s.node] = i
-					out = append(out, podUnit{v: v, alloc: a.id, node: s.node})
+					out = append(out, podUnit{v: v, alloc: a.id, node: s.node, held: []nodeHeld{{node: s.node}}})
 				}
 				out[i].slots = append(out[i].slots, s)
+				out[i].held[0].amt = out[i].held[0].amt.plus(shapeAmounts(s.shape))
 				lost, _ := c.lostWork(v.g, a, s)
 				out[i].lost += lost
 			}

@@ -583,9 +583,7 @@ func (c *Core) nodeStatuses() []NodeStatus {
 // fluence's (Allocated is Foreign).
 func (c *Core) nodeBase(n *Node, levels []level) NodeStatus {
 	alloc := n.Allocatable
-	if alloc.Pods == 0 {
-		alloc.Pods = DefaultMaxPods
-	}
+	alloc.Pods = podPlaces(alloc)
 	ns := NodeStatus{Name: n.Name, Down: n.Down, Overloaded: c.overloaded[n.Name], Allocatable: alloc}
 	ns.Zone = labelOr(n.Labels, ZoneLabel)
 	if c.cfg.RackLabel != "" {

@@ -21,6 +21,15 @@ type Resources struct {
 // report none.
 const DefaultMaxPods = 110
 
+// podPlaces is how many pods a node's allocatable r holds: its count, or
+// DefaultMaxPods when it reports none.
+func podPlaces(r Resources) int64 {
+	if r.Pods == 0 {
+		return DefaultMaxPods
+	}
+	return r.Pods
+}
+
 // Taint is a node taint; Effect is NoSchedule, PreferNoSchedule or
 // NoExecute.
 type Taint struct{ Key, Value, Effect string }
