@@ -175,6 +175,8 @@ type Core struct {
 
 	// pub is what Publish keeps (publish.go); nil until it is called.
 	pub *publisher
+	// scratch is reused by every preemption search (preempt_scratch.go).
+	scratch preemptScratch
 
 	fx  effects
 	now int64

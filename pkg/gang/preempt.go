@@ -253,17 +253,29 @@ func (c *Core) waitingAlloc(g *group) *alloc {
 	return nil
 }
 
-// victims lists the running groups g may evict, and the first time a
-// group too young to evict now comes of age (-1: none). They come in no
-// particular order: every search sorts its candidates by price, a total
-// order (a price ends with the group's key), so the choice does not
-// depend on it, and sorting ten thousand keys here on every try cost
-// more than the search.
-func (c *Core) victims(g *group, p *Preemption) ([]victim, int64) {
+// victims lists the running groups g may evict, the first time a group
+// too young to evict now comes of age (-1: none), and, sorted, the queued
+// allocations of lower priority than g's (reservations that are no
+// obstacle to it). Victims come in no particular order: every search
+// sorts its candidates by price, a total order (a price ends with the
+// group's key), so the choice does not depend on it, and sorting ten
+// thousand keys here on every try cost more than the search. The list is
+// the core's scratch (preempt_scratch.go): valid until the next call.
+func (c *Core) victims(g *group, p *Preemption) ([]victim, int64, []int64) {
 	minRun := c.seconds(p.MinRuntime)
-	out := make([]victim, 0, len(c.groups))
+	out := c.scratch.victims[:0]
+	base := c.scratch.base[:0]
 	next := int64(-1)
 	for _, v := range c.groups {
+		if v == g || v.priority < g.priority {
+			for _, w := range v.allocs {
+				if !w.running {
+					if _, ok := c.m.Info(w.id); ok {
+						base = append(base, w.id)
+					}
+				}
+			}
+		}
 		if v == g || v.evictedBy != "" || v.priority > g.priority {
 			continue
 		}
@@ -293,7 +305,10 @@ func (c *Core) victims(g *group, p *Preemption) ([]victim, int64) {
 		}
 		out = append(out, vc)
 	}
-	return out, next
+	slices.Sort(base)
+	clear(out[len(out):cap(out)]) // stale entries would keep groups alive
+	c.scratch.victims, c.scratch.base = out, base
+	return out, next, base
 }
 
 // victimRec is what a group would give up were it evicted, as far as
@@ -379,7 +394,9 @@ func (c *Core) lostWork(g *group, a *alloc, s *slot) (int64, bool) {
 // there is one, and reports whether it did.
 func (c *Core) tryPreempt(g *group, p *Preemption) bool {
 	a := c.waitingAlloc(g)
-	cands, older := c.victims(g, p)
+	// Its own reservation is no obstacle, nor are those of groups of lower
+	// priority (the queue plans them again after it): base.
+	cands, older, base := c.victims(g, p)
 	// Tried again after a while, or as soon as a group comes of age.
 	g.preemptNext = c.now + c.seconds(preemptRetry)
 	if older >= 0 {
@@ -393,22 +410,6 @@ func (c *Core) tryPreempt(g *group, p *Preemption) bool {
 		}
 		return false
 	}
-	// Its own reservation is no obstacle, nor are those of groups of lower
-	// priority (the queue plans them again after it).
-	var base []int64
-	for _, h := range c.groups {
-		if h != g && h.priority >= g.priority {
-			continue
-		}
-		for _, w := range h.allocs {
-			if !w.running {
-				if _, ok := c.m.Info(w.id); ok {
-					base = append(base, w.id)
-				}
-			}
-		}
-	}
-	slices.Sort(base)
 	r, err := c.m.FitsWithout(a.js, probeJob, c.now, base)
 	c.fail("preempt", g.id.Key, err)
 	if err == nil && r.Status == match.Allocated {
@@ -464,7 +465,7 @@ func (c *Core) cheapestGroups(g *group, s *search, a *alloc, doms []preemptDomai
 		return false
 	}
 	if c.onePodRoom(g, a) {
-		return nodeRoom(c, s, a, cands, victimHeld, fits)
+		return nodeRoom(c, &c.scratch.victimNodes, s, a, cands, victimHeld, fits)
 	}
 	return cheapestRoom(s, doms, cands, in, fits)
 }

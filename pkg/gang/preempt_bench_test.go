@@ -67,7 +67,7 @@ func BenchmarkPreemptSearch(b *testing.B) {
 	c.now = now
 	g := c.groups["ns/h"]
 	a := c.waitingAlloc(g)
-	cands, _ := c.victims(g, &Preemption{})
+	cands, _, _ := c.victims(g, &Preemption{})
 	doms := c.preemptDomains(g, a)
 	var s *search
 	var best found[victim]
@@ -155,7 +155,7 @@ func lonePodsCluster(b *testing.B, nodes int) (*Core, *group, []victim, func([]v
 		b.Fatal("no group ns/h")
 	}
 	a := c.waitingAlloc(g)
-	cands, _ := c.victims(g, &Preemption{})
+	cands, _, _ := c.victims(g, &Preemption{})
 	if len(cands) != nodes*10 {
 		b.Fatalf("%d candidates, want %d", len(cands), nodes*10)
 	}
@@ -167,7 +167,7 @@ func lonePodsCluster(b *testing.B, nodes int) (*Core, *group, []victim, func([]v
 		r, err := c.m.FitsWithout(a.js, probeJob, c.now, without)
 		return err == nil && r.Status == match.Allocated
 	}
-	return c, g, cands, fits
+	return c, g, slices.Clone(cands), fits // victims' list is the core's scratch
 }
 
 // fewestOneByOne is fewest as it was: the prefix grown one candidate at a

@@ -146,15 +146,15 @@ func (c *Core) onNodeJobspec(js *jobspec.Jobspec, v int32) *jobspec.Jobspec {
 // cheapest set of cands that lets its request a fit on one node, and the
 // dearer one on another node it beat. spread tells where a candidate
 // holds what; fits asks the matcher.
-func nodeRoom[T priced](c *Core, s *search, a *alloc, cands []T, spread func(*T) []nodeHeld, fits func(js *jobspec.Jobspec, set []T) bool) (best, second found[T]) {
+func nodeRoom[T priced](c *Core, sc *nodeScratch[T], s *search, a *alloc, cands []T, spread func(*T) []nodeHeld, fits func(js *jobspec.Jobspec, set []T) bool) (best, second found[T]) {
 	need := shapeAmounts(a.slots[0].shape)
 	// The nodes candidates hold something on, by index (-1: the pod could
 	// never go there), each node's candidates counted first so that all
 	// are cut from one array: ten thousand lone pods make a thousand
 	// nodes of ten.
-	at := make(map[string]int32, len(c.nodes))
-	var nodes []nodeCands[T]
-	var counts []int
+	sc.reset(len(c.nodes))
+	at, nodes, counts := sc.at, sc.nodes, sc.counts
+	defer func() { sc.nodes, sc.counts = nodes, counts }()
 	for i := range cands {
 		for _, h := range spread(&cands[i]) {
 			j, seen := at[h.node]
@@ -178,7 +178,8 @@ func nodeRoom[T priced](c *Core, s *search, a *alloc, cands []T, spread func(*T)
 	for _, n := range counts {
 		total += n
 	}
-	all := make([]onNode[T], 0, total)
+	all := sc.cut(total)
+	defer func() { sc.all = all }()
 	for j, n := range counts {
 		nodes[j].cands = all[len(all) : len(all) : len(all)+n]
 		all = all[:len(all)+n]
@@ -205,7 +206,8 @@ func nodeRoom[T priced](c *Core, s *search, a *alloc, cands []T, spread func(*T)
 	}
 	// Each node's bound; nodes where even all candidates gone leave too
 	// little are dropped.
-	kept := make([]*nodeCands[T], 0, len(nodes))
+	kept := sc.kept
+	defer func() { sc.kept = kept }()
 	for j := range nodes {
 		nc := &nodes[j]
 		// Keys are unique: the order is one order.

@@ -57,7 +57,7 @@ func (c *Core) preemptPods(g *group, s *search, a *alloc, doms []preemptDomain, 
 	in := func(u podUnit, d preemptDomain) bool { return d.nodes[u.node] && !u.v.mustMove }
 	var best found[podUnit]
 	if c.onePodRoom(g, a) {
-		best, _ = nodeRoom(c, s, a, units, func(u *podUnit) []nodeHeld { return u.held }, fits)
+		best, _ = nodeRoom(c, &c.scratch.unitNodes, s, a, units, func(u *podUnit) []nodeHeld { return u.held }, fits)
 	} else {
 		best, _ = cheapestRoom(s, doms, units, in, fits)
 	}

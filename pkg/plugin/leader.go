@@ -55,7 +55,7 @@ func (l *Leadership) Started() <-chan struct{} {
 // what the informers deliver before then is read back from their caches
 // by activate.
 func (p *Plugin) feed(f func(now int64)) {
-	p.mu.Lock()
+	p.lockCore()
 	if !p.active.Load() {
 		p.mu.Unlock()
 		return

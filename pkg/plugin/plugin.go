@@ -87,9 +87,12 @@ type Plugin struct {
 	lag    cacheLag
 	claims claimLag
 
-	// mu serialises the core, which is not safe for concurrent use.
-	mu   sync.Mutex
-	core *gang.Core
+	// mu serialises the core, which is not safe for concurrent use; take
+	// it with lockCore. later: bindings that landed while it was held
+	// (bindlock.go).
+	mu    sync.Mutex
+	later boundLater
+	core  *gang.Core
 	// active: the informers feed the core. Set under mu, so a handler
 	// either finds it unset and leaves its object to activate's listing, or
 	// runs after that listing.
@@ -364,7 +367,7 @@ func (p *Plugin) timeOf(ticks int64) time.Time {
 // the lock is released: the framework's queue calls QueueSort and the
 // queueing hints under its own lock.
 func (p *Plugin) do(f func(now int64)) {
-	p.mu.Lock()
+	p.lockCore()
 	f(p.now())
 	fx := p.core.Ready()
 	p.mu.Unlock()
@@ -379,7 +382,7 @@ func (p *Plugin) do(f func(now int64)) {
 // not a scan. Nothing is published unless asked: the scheduling path
 // never pays for it.
 func (p *Plugin) published() *gang.Published {
-	p.mu.Lock()
+	p.lockCore()
 	defer p.mu.Unlock()
 	return p.core.Publish()
 }
@@ -489,7 +492,7 @@ func (p *Plugin) run(ctx context.Context) {
 // node set moved past while it was built is dropped; the next pass plans
 // again.
 func (p *Plugin) prebuild() {
-	p.mu.Lock()
+	p.lockCore()
 	plan := p.core.PlanGraph(p.now())
 	p.mu.Unlock()
 	if plan == nil {
@@ -658,13 +661,19 @@ func (p *Plugin) PostFilter(_ context.Context, state fwk.CycleState, pod *corev1
 }
 
 // Reserve marks the pod's slot taken.
-func (p *Plugin) Reserve(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, node string) *fwk.Status {
+func (p *Plugin) Reserve(_ context.Context, state fwk.CycleState, pod *corev1.Pod, node string) *fwk.Status {
 	var err error
+	var note *bindNote
 	p.do(func(int64) {
 		if err = p.core.Reserve(string(pod.UID), node); err == nil {
 			p.traceStep("reserved", pod)
+			note = p.noteLocked(string(pod.UID))
 		}
 	})
+	if err == nil && state != nil {
+		// For Bind, which then need not wait for the lock (bindlock.go).
+		state.Write(bindNoteKey, note)
+	}
 	return fwk.AsStatus(err)
 }
 
@@ -724,28 +733,20 @@ func (p *Plugin) Permit(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, _ 
 // Bind binds the pod with the allocation recorded in an annotation (the
 // API server copies a Binding's annotations onto the pod), so a restarted
 // scheduler can rebuild its allocations without extra writes.
-func (p *Plugin) Bind(ctx context.Context, _ fwk.CycleState, pod *corev1.Pod, node string) *fwk.Status {
+func (p *Plugin) Bind(ctx context.Context, state fwk.CycleState, pod *corev1.Pod, node string) *fwk.Status {
 	p.waits.forget(pod.UID) // through Permit: a later failure is no timeout
 	b := &corev1.Binding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
 		Target:     corev1.ObjectReference{Kind: "Node", Name: node},
 	}
-	var rec, domain string
-	var movedAt int64
-	var moved bool
-	p.do(func(int64) {
-		uid := string(pod.UID)
-		rec, domain = p.core.Record(uid), p.core.Domain(uid)
-		movedAt, moved = p.core.MovedAt(uid)
-	})
-	if rec != "" {
-		b.Annotations = map[string]string{AllocationKey: rec}
-		if domain != "" {
-			b.Annotations[k8sadapter.DomainKey] = domain
+	if n := p.bindNoteOf(state, pod); n.rec != "" {
+		b.Annotations = map[string]string{AllocationKey: n.rec}
+		if n.domain != "" {
+			b.Annotations[k8sadapter.DomainKey] = n.domain
 		}
-		if moved {
+		if n.moved {
 			// Read back after a restart: no second move within moveEvery.
-			b.Annotations[k8sadapter.MovedAtKey] = p.timeOf(movedAt).Format(time.RFC3339Nano)
+			b.Annotations[k8sadapter.MovedAtKey] = p.timeOf(n.movedAt).Format(time.RFC3339Nano)
 		}
 	}
 	// Bindings wait their turn, first come first served: a group let
@@ -764,10 +765,7 @@ func (p *Plugin) Bind(ctx context.Context, _ fwk.CycleState, pod *corev1.Pod, no
 		p.metrics.bindFailed()
 		return fwk.AsStatus(err)
 	}
-	p.do(func(int64) {
-		p.traceStep("bound", pod)
-		p.core.Bound(string(pod.UID))
-	})
+	p.bound(pod)
 	return nil
 }
 

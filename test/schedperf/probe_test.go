@@ -124,6 +124,17 @@ type probeRun struct {
 	// histograms are not reset between workloads, so the report uses the
 	// difference
 	sumsAtNodes map[string]float64
+	// initPods are the pods bound before the measured phase (a barrier
+	// ends that phase), -1 when the probe cannot tell; attemptsAtInit the
+	// attempt histograms once they were bound, attempts the measured
+	// phase's (phase_test.go)
+	initPods       int
+	attemptsAtInit map[string]cumulative
+	attempts       map[string]cumulative
+	// measuredCycles counts the scheduling cycles (PreFilter calls) begun
+	// after the pods before the measured phase were bound: the measured
+	// histograms should count as many attempts
+	measuredCycles int
 }
 
 // probe records, for every pod the scheduler handles, when its scheduling
@@ -141,8 +152,10 @@ var theProbe probe
 
 // preRun is the harness's PreRunFn: a new record per workload.
 func (pr *probe) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error) {
-	expect := 0
+	expect, initPods := 0, -1
 	if g, err := w.GetParam("initPodGroups"); err == nil {
+		// upstream's TopologyAwareScheduling: every pod is measured
+		initPods = 0
 		unit, err := w.GetParam("podsPerUnit")
 		if err != nil {
 			unit, _ = w.GetParam("podsPerGroup")
@@ -153,12 +166,12 @@ func (pr *probe) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error
 		// pods, then the preemptors (a victim, deleted, is not bound again)
 		unit, _ := w.GetParam("podsPerGroup")
 		high, _ := w.GetParam("measurePods")
-		expect = g*unit + high
+		expect, initPods = g*unit+high, g*unit
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	pr.cur = &probeRun{name: tCtx.Name(), expectPods: expect, groups: map[string]*groupTimes{}, cycleStart: map[types.UID]time.Time{},
-		firstTry: map[types.UID]time.Time{}, loadStart: loadavg()}
+		firstTry: map[types.UID]time.Time{}, loadStart: loadavg(), initPods: initPods}
 	pr.runs = append(pr.runs, pr.cur)
 	return nil, nil
 }
@@ -167,11 +180,15 @@ func (pr *probe) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error
 // created and before any pod is: it wraps the scheduler's profiles.
 func (pr *probe) nodesCreated(_ ktesting.TContext, s *scheduler.Scheduler, _ *perf.Workload, nodes *v1.NodeList) error {
 	sums := gatherSums()
+	attempts := readAttempts()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	pr.mu.Lock()
 	if pr.cur != nil {
+		if pr.cur.initPods == 0 {
+			pr.cur.attemptsAtInit = attempts
+		}
 		pr.cur.heapAtNodes = ms.HeapInuse
 		pr.cur.sumsAtNodes = sums
 		pr.cur.rack = map[string]string{}
@@ -216,6 +233,9 @@ func (f *probed) RunPreFilterPlugins(ctx context.Context, state fwk.CycleState, 
 	f.pr.mu.Lock()
 	if r := f.pr.cur; r != nil {
 		r.cycleStart[pod.UID] = now
+		if r.initPods >= 0 && r.bound >= r.initPods {
+			r.measuredCycles++
+		}
 		if _, ok := r.firstTry[pod.UID]; !ok {
 			r.firstTry[pod.UID] = now
 		}
@@ -268,7 +288,7 @@ func (f *probed) RunPostBindPlugins(ctx context.Context, state fwk.CycleState, p
 	now := time.Now()
 	f.pr.mu.Lock()
 	r := f.pr.cur
-	last := false
+	last, initDone := false, false
 	if r != nil {
 		if g := f.pr.group(pod); g != nil {
 			g.bound++
@@ -291,6 +311,7 @@ func (f *probed) RunPostBindPlugins(ctx context.Context, state fwk.CycleState, p
 		}
 		r.bound++
 		r.end = now
+		initDone = r.bound == r.initPods
 		last = r.bound == r.expectPods
 		if last {
 			r.cpuEnd = readCPU()
@@ -298,7 +319,24 @@ func (f *probed) RunPostBindPlugins(ctx context.Context, state fwk.CycleState, p
 		}
 	}
 	f.pr.mu.Unlock()
+	if initDone {
+		// Every pod before the barrier is bound, and its attempts were
+		// observed (kube-scheduler observes an attempt before PostBind).
+		at := readAttempts()
+		f.pr.mu.Lock()
+		r.attemptsAtInit = at
+		f.pr.mu.Unlock()
+	}
 	if last {
+		at := readAttempts()
+		f.pr.mu.Lock()
+		if r.attemptsAtInit != nil {
+			r.attempts = map[string]cumulative{}
+			for res, c := range at {
+				r.attempts[res] = c.since(r.attemptsAtInit[res])
+			}
+		}
+		f.pr.mu.Unlock()
 		// The scheduler's memory at the end: every pod bound, after a
 		// collection. The process also holds the API server.
 		sums := gatherSums()
