@@ -168,8 +168,14 @@ func (c *Core) lose(g *group, a *alloc, s *slot, name string, end ending) {
 // gone. Until the last of them goes the node stays held: the preemptor
 // is not placed beside pods still terminating. When the engine cannot
 // release the part (or would be left with nothing of the allocation), it
-// is rebuilt without the slots instead.
+// is rebuilt without the slots instead. When they were the last of the
+// allocation, nothing is released here: detach, which settles the slot,
+// releases the finished allocation whole (Complete), as any group's that
+// ended.
 func (c *Core) releaseEvicted(g *group, a *alloc, node string) {
+	if a.finished() {
+		return
+	}
 	for _, o := range a.slots {
 		if o.node == node && !o.done {
 			return
