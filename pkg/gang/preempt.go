@@ -115,6 +115,9 @@ type victim struct {
 	checkpointed bool
 	// held is what its pods hold on each node, by node name.
 	held []nodeHeld
+	// since is its victimRec's: per slot not done of its allocations in
+	// ids, in their order, when the work its pod would lose began.
+	since []int64
 	// movable: it may be moved (preempt_move.go); mustMove: it is a
 	// candidate only so (it is of the preemptor's own priority); moving:
 	// it was chosen and fits elsewhere, so it is moved.
@@ -294,6 +297,7 @@ func (c *Core) victims(g *group, p *Preemption) ([]victim, int64, []int64) {
 			continue
 		}
 		vc.ids, vc.held, vc.pods, vc.start, vc.checkpointed = rec.ids, rec.held, len(rec.since), rec.start, rec.checkpointed
+		vc.since = rec.since
 		for _, since := range rec.since {
 			vc.lost += max(c.now-since, 0)
 		}
@@ -381,13 +385,6 @@ func (c *Core) workSince(g *group, a *alloc, s *slot) (int64, bool) {
 		return m.Checkpointed, true
 	}
 	return a.began, false
-}
-
-// lostWork is what evicting the pod of a slot would lose now: the ticks
-// since workSince, and whether it had a checkpoint.
-func (c *Core) lostWork(g *group, a *alloc, s *slot) (int64, bool) {
-	since, ckpt := c.workSince(g, a, s)
-	return max(c.now-since, 0), ckpt
 }
 
 // tryPreempt evicts the cheapest set of groups that lets g start now, if

@@ -30,9 +30,9 @@ type podUnit struct {
 	alloc int64
 	node  string
 	slots []*slot
-	lost  int64 // what evicting them loses (lostWork)
-	// held is what they hold there, one entry (preempt_nodes.go).
-	held []nodeHeld
+	lost  int64 // what evicting them loses: the ticks since their work began (workSince)
+	// held is what they hold there (preempt_nodes.go).
+	held [1]nodeHeld
 }
 
 // preemptPods evicts the cheapest set of single pods that lets g start
@@ -57,7 +57,7 @@ func (c *Core) preemptPods(g *group, s *search, a *alloc, doms []preemptDomain, 
 	in := func(u podUnit, d preemptDomain) bool { return d.nodes[u.node] && !u.v.mustMove }
 	var best found[podUnit]
 	if c.onePodRoom(g, a) {
-		best, _ = nodeRoom(c, &c.scratch.unitNodes, s, a, units, func(u *podUnit) []nodeHeld { return u.held }, fits)
+		best, _ = nodeRoom(c, &c.scratch.unitNodes, s, a, units, func(u *podUnit) []nodeHeld { return u.held[:] }, fits)
 	} else {
 		best, _ = cheapestRoom(s, doms, units, in, fits)
 	}
@@ -70,19 +70,32 @@ func (c *Core) preemptPods(g *group, s *search, a *alloc, doms []preemptDomain, 
 }
 
 // podUnits splits the single-mode victims into their pods on each node.
+// The list, and each unit's slots, are the core's scratch
+// (preempt_scratch.go): valid until the next call.
 func (c *Core) podUnits(cands []victim) []podUnit {
-	var out []podUnit
+	out, at := c.scratch.units[:0], c.scratch.unitAt
+	if at == nil {
+		at = map[string]int{}
+	}
 	for _, v := range cands {
 		if !v.g.id.DisruptionSingle {
 			continue
 		}
+		k := 0
 		for _, a := range v.g.allocs {
 			if !slices.Contains(v.ids, a.id) {
 				continue
 			}
-			at := map[string]int{}
+			clear(at)
 			for _, s := range a.slots {
-				if s.done || s.pod == "" || s.evicting {
+				if s.done {
+					continue
+				}
+				// The record lists every slot not done, in this order: when
+				// its work began (workSince), read once per group.
+				since := v.since[k]
+				k++
+				if s.pod == "" || s.evicting {
 					continue
 				}
 				if _, ok := c.vertexOf[s.node]; !ok {
@@ -92,15 +105,22 @@ func (c *Core) podUnits(cands []victim) []podUnit {
 				if !ok {
 					i = len(out)
 					at[s.node] = i
-					out = append(out, podUnit{v: v, alloc: a.id, node: s.node, held: []nodeHeld{{node: s.node}}})
+					var slots []*slot // the last call's unit here lends its array
+					if i < cap(out) {
+						slots = out[:i+1][i].slots[:0]
+					}
+					out = append(out, podUnit{v: v, alloc: a.id, node: s.node, held: [1]nodeHeld{{node: s.node}}, slots: slots})
 				}
 				out[i].slots = append(out[i].slots, s)
 				out[i].held[0].amt = out[i].held[0].amt.plus(shapeAmounts(s.shape))
-				lost, _ := c.lostWork(v.g, a, s)
-				out[i].lost += lost
+				out[i].lost += max(c.now-since, 0)
 			}
 		}
 	}
+	// Past the new length, units would keep groups alive; their slot
+	// arrays are dropped with them.
+	clear(out[len(out):cap(out)])
+	c.scratch.units, c.scratch.unitAt = out, at
 	return out
 }
 

@@ -10,6 +10,10 @@ package gang
 type preemptScratch struct {
 	victims []victim
 	base    []int64
+	// units and unitAt are podUnits': the single-mode pods on each node,
+	// and one allocation's units by node.
+	units  []podUnit
+	unitAt map[string]int
 	// byNode is nodeRoom's, one per candidate type.
 	victimNodes nodeScratch[victim]
 	unitNodes   nodeScratch[podUnit]
