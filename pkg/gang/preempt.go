@@ -258,8 +258,8 @@ func (c *Core) waitingAlloc(g *group) *alloc {
 
 // victims lists the running groups g may evict, the first time a group
 // too young to evict now comes of age (-1: none), and, sorted, the queued
-// allocations of lower priority than g's (reservations that are no
-// obstacle to it). Victims come in no particular order: every search
+// allocations of g and of groups of lower priority (reservations that
+// are no obstacle to it). Victims come in no particular order: every search
 // sorts its candidates by price, a total order (a price ends with the
 // group's key), so the choice does not depend on it, and sorting ten
 // thousand keys here on every try cost more than the search. The list is

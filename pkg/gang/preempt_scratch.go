@@ -14,7 +14,7 @@ type preemptScratch struct {
 	// and one allocation's units by node.
 	units  []podUnit
 	unitAt map[string]int
-	// byNode is nodeRoom's, one per candidate type.
+	// victimNodes and unitNodes are nodeRoom's, one per candidate type.
 	victimNodes nodeScratch[victim]
 	unitNodes   nodeScratch[podUnit]
 }

@@ -78,8 +78,8 @@ func TestBindDoesNotWaitForTheCore(t *testing.T) {
 	}
 	release()
 
-	// The informers' updates of the bound pods take the lock next, and
-	// first tell the core of the bindings, in order.
+	// Whoever takes the lock next (the loop, woken by Bind, or an
+	// informer's handler) first tells the core of the bindings, in order.
 	want := []string{"ns/g-0", "ns/g-1"}
 	deadline := time.Now().Add(30 * time.Second)
 	for !slices.Equal(boundSteps(), want) {
