@@ -73,14 +73,20 @@ func (p *Plugin) bound(pod *corev1.Pod) {
 	}
 	p.drainBoundLocked()
 	p.boundLocked(pod)
-	fx := p.core.Ready()
-	p.mu.Unlock()
-	p.apply(fx)
+	p.unlockCore()
 }
 
 func (p *Plugin) boundLocked(pod *corev1.Pod) {
 	p.traceStep("bound", pod)
 	p.core.Bound(string(pod.UID))
+}
+
+// unlockCore releases the core's lock, then carries out the effects the
+// core asked for (apply).
+func (p *Plugin) unlockCore() {
+	fx := p.core.Ready()
+	p.mu.Unlock()
+	p.apply(fx)
 }
 
 // lockCore takes the core's lock and first tells the core of the

@@ -61,9 +61,7 @@ func (p *Plugin) feed(f func(now int64)) {
 		return
 	}
 	f(p.now())
-	fx := p.core.Ready()
-	p.mu.Unlock()
-	p.apply(fx)
+	p.unlockCore()
 }
 
 // lead waits until the process leads and the informers have listed the
@@ -141,9 +139,7 @@ func (p *Plugin) activate() error {
 		p.core.PodSeen(p.corePod(pod, p.owns(pod)), now)
 	}
 	p.active.Store(true)
-	fx := p.core.Ready()
-	p.mu.Unlock()
-	p.apply(fx)
+	p.unlockCore()
 	p.wake()
 	return nil
 }

@@ -369,9 +369,7 @@ func (p *Plugin) timeOf(ticks int64) time.Time {
 func (p *Plugin) do(f func(now int64)) {
 	p.lockCore()
 	f(p.now())
-	fx := p.core.Ready()
-	p.mu.Unlock()
-	p.apply(fx)
+	p.unlockCore()
 }
 
 // published is the core's state now, for inspection and the gauges. Only
