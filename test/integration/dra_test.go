@@ -481,9 +481,11 @@ func distinct(xs []string) []string {
 
 // draRefusal reports whether a FailedScheduling note is a refusal that
 // mentions a claim, such as DynamicResources' "cannot allocate all
-// claims". fluence's own wait for kube-scheduler's DRA manager to see a
-// claim's devices released (a pod tried again once it has, its group
-// keeping its placement) names a claim too, and is not one.
+// claims". A note from fluence itself is not one: fluence turns a pod away
+// in PreFilter, before DynamicResources' Filter runs, and says why when it
+// waits for something the scheduler's informers have not delivered yet (a
+// claim template created just before the pods, a claim's devices not yet
+// seen released), its group keeping its place.
 func draRefusal(note string) bool {
-	return strings.Contains(note, "claim") && !strings.Contains(note, "fluence: waiting for the scheduler's")
+	return strings.Contains(note, "claim") && !strings.Contains(note, "fluence: ")
 }
