@@ -30,11 +30,13 @@ const attemptMetric = "scheduler_scheduling_attempt_duration_seconds"
 var attemptResults = []string{"scheduled", "unschedulable"}
 
 // cumulative is a histogram summed over its label sets (every profile):
-// each bucket's cumulative count by upper bound, and the sample count.
+// each bucket's cumulative count by upper bound, the sample count and
+// the samples' sum (seconds).
 type cumulative struct {
 	bounds []float64
 	counts []uint64
 	total  uint64
+	sum    float64
 }
 
 // readAttempts reads the attempt histograms, by result; nil when it
@@ -61,6 +63,7 @@ func readAttempts() map[string]cumulative {
 				c.counts[j] += b.GetCumulativeCount()
 			}
 			c.total += h.GetSampleCount()
+			c.sum += h.GetSampleSum()
 		}
 		out[res] = c
 	}
@@ -70,7 +73,7 @@ func readAttempts() map[string]cumulative {
 // since is what was observed after before: the bucket counts less
 // before's (a histogram that did not exist then counts from zero).
 func (c cumulative) since(before cumulative) cumulative {
-	d := cumulative{bounds: c.bounds, counts: make([]uint64, len(c.counts)), total: c.total - before.total}
+	d := cumulative{bounds: c.bounds, counts: make([]uint64, len(c.counts)), total: c.total - before.total, sum: c.sum - before.sum}
 	for i := range c.counts {
 		d.counts[i] = c.counts[i]
 		if len(before.counts) == len(c.counts) {

@@ -135,13 +135,18 @@ type probeRun struct {
 	// after the pods before the measured phase were bound: the measured
 	// histograms should count as many attempts
 	measuredCycles int
+	// marks are the times each pod's current attempt reached Permit's and
+	// PreBind's returns; segments the measured pods' last attempts
+	// (segments_test.go)
+	marks    map[types.UID]marks
+	segments []segments
 }
 
 // probe records, for every pod the scheduler handles, when its scheduling
 // cycle began (PreFilter) and ended (Permit), when it left Permit for its
 // binding cycle, and when it was bound, by wrapping the scheduler's
 // profiles (its framework.Framework values) once the harness has started
-// it. Only the four calls below are intercepted; the plugins run unchanged.
+// it. Only the five calls below are intercepted; the plugins run unchanged.
 type probe struct {
 	mu   sync.Mutex
 	cur  *probeRun
@@ -171,7 +176,7 @@ func (pr *probe) preRun(tCtx ktesting.TContext, w *perf.Workload) (func(), error
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	pr.cur = &probeRun{name: tCtx.Name(), expectPods: expect, groups: map[string]*groupTimes{}, cycleStart: map[types.UID]time.Time{},
-		firstTry: map[types.UID]time.Time{}, loadStart: loadavg(), initPods: initPods}
+		firstTry: map[types.UID]time.Time{}, loadStart: loadavg(), initPods: initPods, marks: map[types.UID]marks{}}
 	pr.runs = append(pr.runs, pr.cur)
 	return nil, nil
 }
@@ -259,6 +264,7 @@ func (f *probed) RunPermitPlugins(ctx context.Context, state fwk.CycleState, pod
 	now := time.Now()
 	f.pr.mu.Lock()
 	if r := f.pr.cur; r != nil && (st.IsSuccess() || st.IsWait()) {
+		r.marks[pod.UID] = marks{permit: now}
 		if g := f.pr.group(pod); g != nil {
 			g.pods++
 			g.cycles = append(g.cycles, [2]time.Time{r.cycleStart[pod.UID], now})
@@ -267,6 +273,20 @@ func (f *probed) RunPermitPlugins(ctx context.Context, state fwk.CycleState, pod
 	}
 	f.pr.mu.Unlock()
 	return wait, st
+}
+
+func (f *probed) RunPreBindPlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
+	st := f.Framework.RunPreBindPlugins(ctx, state, pod, nodeName)
+	now := time.Now()
+	f.pr.mu.Lock()
+	if r := f.pr.cur; r != nil {
+		if m, ok := r.marks[pod.UID]; ok {
+			m.preBind = now
+			r.marks[pod.UID] = m
+		}
+	}
+	f.pr.mu.Unlock()
+	return st
 }
 
 func (f *probed) WaitOnPermit(ctx context.Context, pod *v1.Pod) *fwk.Status {
@@ -309,6 +329,7 @@ func (f *probed) RunPostBindPlugins(ctx context.Context, state fwk.CycleState, p
 				r.highLast = now
 			}
 		}
+		r.noteSegments(pod.UID, now)
 		r.bound++
 		r.end = now
 		initDone = r.bound == r.initPods

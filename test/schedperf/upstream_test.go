@@ -225,7 +225,7 @@ func reportUpstream(cases []obj, items []item) {
 	fmt.Fprintf(&sb, "%-46s %-14s %11s | %17s | %17s | %23s | %23s | %17s | %17s | %17s | %14s | %11s | %9s | %13s | %s\n",
 		"workload", "variant", "pods/s", "attempt sched p50/p99", "attempt unsch p50/p99", "measured sched p50/p99", "measured unsch p50/p99", "PostFilter p50/p99", "pg-attempt p50/p99",
 		"preemptor wait p50/p99", "preempt/victims", "one rack", "engine ms", "cpu ms/pod", "load start -> end")
-	type row struct{ w, tc, line string }
+	type row struct{ w, tc, line, seg string }
 	var rows []row
 	pq := func(it *item) string {
 		if it == nil {
@@ -295,7 +295,7 @@ func reportUpstream(cases []obj, items []item) {
 		if r.bound < r.expectPods {
 			line += fmt.Sprintf("  INCOMPLETE: %d of %d pods bound", r.bound, r.expectPods)
 		}
-		rows = append(rows, row{w, tc, line})
+		rows = append(rows, row{w, tc, line, segmentLine(r)})
 	}
 	order := map[string]int{}
 	for i, tc := range cases {
@@ -306,6 +306,12 @@ func reportUpstream(cases []obj, items []item) {
 	})
 	for _, r := range rows {
 		sb.WriteString(r.line + "\n")
+	}
+	sb.WriteString("\nwhere the measured phase's scheduled attempts go (P50/P99/max ms, the attempt that bound each pod; segments_test.go)\n")
+	for _, r := range rows {
+		if r.seg != "" {
+			fmt.Fprintf(&sb, "%-46s %-14s %s\n", r.w, upstreamVariantOf(r.tc), r.seg)
+		}
 	}
 	sb.WriteString(upstreamLegend)
 	fmt.Print(sb.String())
