@@ -5,6 +5,7 @@ package schedperf
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	dto "github.com/prometheus/client_model/go"
 	"k8s.io/component-base/metrics/legacyregistry"
@@ -114,4 +115,44 @@ func measuredAttempts(r *probeRun) (sched, unsch string) {
 		return fmt.Sprintf("%.2f/%.2f (%d%s)", c.quantile(0.5), c.quantile(0.99), c.total, mark)
 	}
 	return show(r.attempts["scheduled"]), show(r.attempts["unschedulable"])
+}
+
+// plus is both histograms' samples together; one without samples adds
+// nothing.
+func (c cumulative) plus(o cumulative) cumulative {
+	if o.total == 0 && len(o.counts) == 0 {
+		return c
+	}
+	if len(c.counts) == 0 {
+		return cumulative{bounds: o.bounds, counts: slices.Clone(o.counts), total: o.total, sum: o.sum}
+	}
+	d := cumulative{bounds: c.bounds, counts: slices.Clone(c.counts), total: c.total + o.total, sum: c.sum + o.sum}
+	for i := range d.counts {
+		d.counts[i] += o.counts[i]
+	}
+	return d
+}
+
+// pooledAttempts renders the measured attempts of every run of one
+// workload and variant together (SCHEDPERF_REPEAT): with a hundred
+// preemptors a run's P99 is about its slowest attempt or two, so two
+// schedulers' P99s compare better over several runs' attempts. ok is
+// false unless every run has the measured phase.
+func pooledAttempts(runs []*probeRun) (sched, unsch string, ok bool) {
+	pool := map[string]cumulative{}
+	for _, r := range runs {
+		if r.attempts == nil {
+			return "", "", false
+		}
+		for _, res := range attemptResults {
+			pool[res] = pool[res].plus(r.attempts[res])
+		}
+	}
+	show := func(c cumulative) string {
+		if c.total == 0 {
+			return "- (0)"
+		}
+		return fmt.Sprintf("%.2f/%.2f (%d)", c.quantile(0.5), c.quantile(0.99), c.total)
+	}
+	return show(pool["scheduled"]), show(pool["unschedulable"]), true
 }

@@ -307,6 +307,32 @@ func reportUpstream(cases []obj, items []item) {
 	for _, r := range rows {
 		sb.WriteString(r.line + "\n")
 	}
+	// Runs of one workload and variant (SCHEDPERF_REPEAT), pooled.
+	type key struct{ w, v string }
+	pooled := map[key][]*probeRun{}
+	var keys []key
+	for _, r := range theProbe.runs {
+		tc, w := r.caseAndWorkload()
+		k := key{w, upstreamVariantOf(tc)}
+		if pooled[k] == nil {
+			keys = append(keys, k)
+		}
+		pooled[k] = append(pooled[k], r)
+	}
+	slices.SortStableFunc(keys, func(a, c key) int { return cmp.Compare(a.w, c.w) })
+	var pool strings.Builder
+	for _, k := range keys {
+		if len(pooled[k]) < 2 {
+			continue
+		}
+		if s, u, ok := pooledAttempts(pooled[k]); ok {
+			fmt.Fprintf(&pool, "%-46s %-14s %5d | %27s | %27s\n", k.w, k.v, len(pooled[k]), s, u)
+		}
+	}
+	if pool.Len() > 0 {
+		fmt.Fprintf(&sb, "\nthe measured phase's attempts, every run of a workload and variant together (P50/P99 ms (attempts))\n%-46s %-14s %5s | %27s | %27s\n%s",
+			"workload", "variant", "runs", "measured sched p50/p99", "measured unsch p50/p99", pool.String())
+	}
 	sb.WriteString("\nwhere the measured phase's scheduled attempts go (P50/P99/max ms, the attempt that bound each pod; segments_test.go)\n")
 	for _, r := range rows {
 		if r.seg != "" {
@@ -341,6 +367,12 @@ attempt sched/unsch: scheduler_scheduling_attempt_duration_seconds, result sched
 measured sched/unsch: the same histogram over the measured phase only (probe: its difference from when the last pod
       before the barrier was bound to when the last pod was bound; P50/P99 ms, attempts counted; "!" when that count is
       not the number of scheduling cycles the probe saw begin in the phase); "-" where the probe cannot tell the phases.
+every run together (SCHEDPERF_REPEAT > 1): the measured histograms of every run of a workload and variant summed, then
+      P50/P99: a run's P99 over 100 attempts is about its slowest one or two.
+where the scheduled attempts go: for each pod bound in the measured phase, its last attempt cut at the probe's calls:
+      cycle (PreFilter to Permit's return), handoff (to PreBind's return: binding goroutine, WaitOnPermit, PreBind), bind
+      (to PostBind: the Bind plugins, the API call included); the attempt histogram's mean less theirs is the time before
+      PreFilter (the snapshot update).
 PostFilter: scheduler_framework_extension_point_duration_seconds{extension_point=PostFilter}, P50/P99 ms, measured phase
       (kube-scheduler's preemption runs here; fluence's PostFilter only reports: its core decides preemption, from a
       pod's PreFilter or on its own goroutine).
