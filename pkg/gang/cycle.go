@@ -80,6 +80,12 @@ func (c *Core) Place(p Pod, id GroupID, now int64) Verdict {
 	case g.yieldTo != "":
 		return waitf("pod group %s lost pods to the preemption by %s; this pod waits until %s has started", g.id.Key, g.yieldTo, g.yieldTo)
 	}
+	if p.waits() && !g.underway() {
+		c.condition(g, Waiting, fmt.Sprintf("waiting for pod %s: %s", p.String(), p.Waiting))
+	}
+	if p.waits() {
+		return waitf("pod group %s waits for its pod %s: %s", g.id.Key, p.String(), p.Waiting)
+	}
 	if g.queuedPods() == 0 {
 		free := c.unslotted(g)
 		have, byRole := len(free)+g.liveSlots(), podsByRole(free)
@@ -87,6 +93,10 @@ func (c *Core) Place(p Pod, id GroupID, now int64) Verdict {
 			gated := gatedNote(c.gatedCount[g.id.Key])
 			if rc := roleCounts(g.id, byRole); rc != "" {
 				gated = " (" + rc + ")" + gated
+			}
+			if w := g.waitingMember(); w != nil {
+				c.condition(g, Waiting, fmt.Sprintf("waiting for pod %s: %s", w, w.Waiting))
+				return waitf("pod group %s waits for its pod %s: %s", g.id.Key, w, w.Waiting)
 			}
 			c.condition(g, Waiting, fmt.Sprintf("waiting for pods: %d of %d exist%s", have, g.id.Size, gated))
 			return waitf("waiting for the pods of group %s: %d of %d exist%s", g.id.Key, have, g.id.Size, gated)

@@ -420,7 +420,8 @@ func (g *group) hasUnbound() bool {
 }
 
 // unslotted returns the group's unbound pods that hold no slot and are
-// not part of a queued request, oldest first.
+// not part of a queued request, oldest first; a pod that waits for an
+// object (Pod.waits) is not among them.
 func (c *Core) unslotted(g *group) []*Pod {
 	if !g.hasUnbound() {
 		return nil // the common case, a pod of a running group ending: no map, no sort
@@ -438,7 +439,7 @@ func (c *Core) unslotted(g *group) []*Pod {
 	}
 	var out []*Pod
 	for _, p := range g.sortedMembers() {
-		if !taken[p.UID] && p.NodeName == "" && !p.Deleting {
+		if !taken[p.UID] && p.NodeName == "" && !p.Deleting && !p.waits() {
 			out = append(out, p)
 		}
 	}

@@ -103,6 +103,11 @@ func (s *Snapshot) Explain(key string) (Explanation, bool) {
 		s.explainPlaced(&e)
 	default:
 		e.Verdict = VerdictGathering
+		if g.WaitsFor != "" {
+			e.Summary = fmt.Sprintf("%s waits for its pod %s (it was first seen %s).", key, g.WaitsFor, s.ago(g.Since))
+			e.Details = append(e.Details, "The pod names an object the scheduler has not seen yet. A group is placed whole: the engine takes it up once every pod can be placed as it is.")
+			break
+		}
 		if g.Pods >= int(g.ID.Size) && !rolesMissing(g.Roles) {
 			e.Summary = fmt.Sprintf("%s has its %d pods; the engine takes it up at its next loop (about once a second, or when resources are freed).", key, g.ID.Size)
 			break

@@ -401,11 +401,11 @@ func (fz *fuzzer) step() {
 		node := p.reserved
 		p.reserved, p.allowed = "", false
 		fz.do("Unreserved "+p.pod.Name, func() { c.Unreserved(uid, node) })
-	case 16: // the pod changes while it waits: gates, deletion, requests, labels
+	case 16: // the pod changes while it waits: gates, deletion, requests, labels, an object it names
 		if !p.born || p.gone || p.pod.NodeName != "" {
 			return
 		}
-		switch fz.pick(4) {
+		switch fz.pick(5) {
 		case 0:
 			p.pod.Gated = !p.pod.Gated
 		case 1:
@@ -415,6 +415,12 @@ func (fz *fuzzer) step() {
 		case 3:
 			p.group = fz.pick(fuzzGroups)
 			p.pod.Labeled = fz.labelOf(p.group)
+		case 4: // its claim's template seen, or not yet
+			if p.pod.Waiting == "" {
+				p.pod.Waiting = "resource claim template ns/t does not exist"
+			} else {
+				p.pod.Waiting = ""
+			}
 		}
 		pod := p.pod
 		fz.do("PodSeen changed "+pod.Name, func() { c.PodSeen(pod, fz.now) })

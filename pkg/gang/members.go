@@ -211,6 +211,9 @@ func (g *group) underway() bool {
 // vacantFor finds a vacant slot the pod may take: same shape and
 // requirements, on a node that still takes work and that the pod may use.
 func (c *Core) vacantFor(g *group, p *Pod) *slot {
+	if p.waits() {
+		return nil // what it asks is not known until what it waits for is seen
+	}
 	req := filterKey(p)
 	for _, a := range g.allocs {
 		if !a.running {

@@ -100,8 +100,13 @@ func (c *Core) nodesChanged() {
 // judgeAgain lets a rejected group be judged again; its pods are woken to
 // ask.
 func (c *Core) judgeAgain(g *group) {
-	c.touch(g)
 	g.state, g.reason, g.checked = gathering, "", 0
+	c.wakeUnbound(g)
+}
+
+// wakeUnbound has the framework try the group's unbound pods again.
+func (c *Core) wakeUnbound(g *group) {
+	c.touch(g)
 	for _, p := range g.sortedMembers() {
 		if p.NodeName == "" {
 			c.fx.activatePod(p.ref())

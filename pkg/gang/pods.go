@@ -189,8 +189,12 @@ func (c *Core) setMember(g *group, p *Pod) {
 	c.touch(g)
 	old := g.members[p.UID]
 	g.members[p.UID] = p
-	if old != nil && g.state == rejected && asksOtherwise(old, p) {
+	switch {
+	case old != nil && g.state == rejected && asksOtherwise(old, p):
 		c.judgeAgain(g)
+	case old != nil && old.waits() && !p.waits():
+		// What it waited for came: its group, waiting for it, asks now.
+		c.wakeUnbound(g)
 	}
 }
 

@@ -291,6 +291,7 @@ func (s *script) exec(f []string) error {
 			p.Filter = labelFilter{sel: sel, tol: tol}
 		}
 		p.Invalid = strings.ReplaceAll(args["bad"], "_", " ")
+		p.Waiting = strings.ReplaceAll(args["wait"], "_", " ") // an object it names, not seen yet
 		p.Devices = scriptRequests(args["req"])
 		if c := args["claim"]; c != "" { // the claim its requests are made into
 			p.Claims = []string{c}
@@ -345,14 +346,17 @@ func (s *script) exec(f []string) error {
 		s.fw.Add(*p, id, s.now)
 	case "update":
 		// The pod changed, as the informer shows it: bad= sets or clears
-		// its unreadable requirement, cpu= its request, ckpt= its last
-		// checkpoint.
+		// its unreadable requirement, wait= what it waits for, cpu= its
+		// request, ckpt= its last checkpoint.
 		p := s.pods[f[1]]
 		if p == nil {
 			return fmt.Errorf("no pod %s", f[1])
 		}
 		if v, ok := args["bad"]; ok {
 			p.Invalid = strings.ReplaceAll(v, "_", " ")
+		}
+		if v, ok := args["wait"]; ok {
+			p.Waiting = strings.ReplaceAll(v, "_", " ")
 		}
 		if v, ok := args["cpu"]; ok {
 			p.Requests.MilliCPU = milli(v)

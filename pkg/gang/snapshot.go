@@ -79,6 +79,9 @@ type GroupStatus struct {
 	// Held counts its pods that wait out of the scheduling queue for the
 	// rest of the group (Hold).
 	Held int
+	// WaitsFor names its oldest pod that waits for an object it names
+	// (Pod.Waiting) and what that is: "ns/p: resource claim ...".
+	WaitsFor string
 	// Started is when its earliest live allocation began (a rebuilt graph
 	// does not move it); -1 when none.
 	Started int64
@@ -438,6 +441,9 @@ func (c *Core) groupBase(g *group) (GroupStatus, waitingOn) {
 	}
 	if w := c.gathering[g.id.Key]; w != nil {
 		st.Held = len(w.pods)
+	}
+	if p := g.waitingMember(); p != nil {
+		st.WaitsFor = p.String() + ": " + p.Waiting
 	}
 	if g.holdUntil > c.now {
 		st.HeldUntil = g.holdUntil

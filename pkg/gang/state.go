@@ -262,6 +262,20 @@ func (g *group) sortedMembers() []*Pod {
 	return out
 }
 
+// waitingMember is the group's oldest pod that waits for an object
+// (Pod.waits) and holds no node; nil when none does.
+func (g *group) waitingMember() *Pod {
+	if !g.hasUnbound() {
+		return nil
+	}
+	for _, p := range g.sortedMembers() {
+		if p.waits() && p.NodeName == "" && !p.Deleting {
+			return p
+		}
+	}
+	return nil
+}
+
 // withdrawable reports whether the allocation may still be cancelled
 // whole: none of its pods was let through Permit or bound.
 func (a *alloc) withdrawable() bool {

@@ -192,6 +192,13 @@ type Pod struct {
 	// cannot be read (a malformed annotation): its group is rejected
 	// until the pod changes.
 	Invalid string
+	// Waiting, when set, names what the pod waits for before it can be
+	// placed: an object its spec names that the scheduler has not seen
+	// yet (a resource claim, or the template it is made from, created
+	// with the pod). The pod takes no part in its group's request until
+	// it is clear, and its group waits for it as for a pod that does not
+	// exist yet, never rejected for it.
+	Waiting string
 	// Owned: this scheduler places the pod (its schedulerName).
 	Owned bool
 	// NodeName is the node the pod is bound to; "" while unbound.
@@ -285,6 +292,11 @@ type Ref struct{ UID, Namespace, Name string }
 
 func (p *Pod) ref() Ref       { return Ref{UID: p.UID, Namespace: p.Namespace, Name: p.Name} }
 func (p *Pod) String() string { return p.Namespace + "/" + p.Name }
+
+// waits reports whether the pod waits for an object it names: a pod whose
+// requirements cannot be read is judged (and its group rejected) instead,
+// since seeing the object would not make it placeable.
+func (p *Pod) waits() bool { return p.Waiting != "" && p.Invalid == "" }
 
 func (r Ref) String() string { return r.Namespace + "/" + r.Name }
 

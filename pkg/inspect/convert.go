@@ -56,7 +56,7 @@ func (v View) group(g gang.GroupStatus) Group {
 	c := v.Clock
 	out := Group{
 		Key: g.ID.Key, Namespace: g.ID.Namespace, Name: g.ID.Name, Source: g.ID.Source, Size: g.ID.Size,
-		State: g.Phase, Reason: g.Reason, Priority: g.Priority, Pods: g.Pods, Placed: g.Placed, Bound: g.Bound, Gated: g.Gated, Held: g.Held,
+		State: g.Phase, Reason: g.Reason, Priority: g.Priority, Pods: g.Pods, Placed: g.Placed, Bound: g.Bound, Gated: g.Gated, Held: g.Held, WaitsFor: g.WaitsFor,
 		FirstSeen: c.At(g.Since), Started: c.ptr(g.Started), PlannedEnd: c.ptr(g.PlannedEnd), ReservedStart: c.ptr(g.ReservedAt),
 	}
 	if g.HeldUntil > 0 {

@@ -69,6 +69,9 @@ type Group struct {
 	// Held counts its pods that wait out of the scheduling queue until the
 	// group has all its pods (a labelled group's, by fluence's PreEnqueue).
 	Held int `json:"held,omitempty"`
+	// WaitsFor names its pod that waits for an object the scheduler has
+	// not seen (a resource claim, or its template) and what that is.
+	WaitsFor string `json:"waitsFor,omitempty"`
 	// FirstSeen is when the scheduler first saw the group; WaitSeconds how
 	// long it waited: until it started, or until now.
 	FirstSeen   time.Time  `json:"firstSeen"`

@@ -177,9 +177,11 @@ func (p *Plugin) corePod(pod *corev1.Pod, owned bool) gang.Pod {
 	}
 	if cp.Invalid == "" {
 		cp.Invalid = pc.Invalid
-		if cp.Invalid == "" && owned && cp.NodeName == "" {
-			cp.Invalid = pc.Waiting
-		}
+	}
+	if cp.Invalid == "" && owned && cp.NodeName == "" {
+		// Not seen yet, not wrong: a claim's template created with the
+		// pod may reach this informer after it.
+		cp.Waiting = pc.Waiting
 	}
 	return cp
 }
