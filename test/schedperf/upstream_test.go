@@ -326,12 +326,12 @@ func reportUpstream(cases []obj, items []item) {
 			continue
 		}
 		if s, u, ok := pooledAttempts(pooled[k]); ok {
-			fmt.Fprintf(&pool, "%-46s %-14s %5d | %27s | %27s\n", k.w, k.v, len(pooled[k]), s, u)
+			fmt.Fprintf(&pool, "%-46s %-14s %5d | %27s | %27s | %27s\n", k.w, k.v, len(pooled[k]), s, u, pooledExact(pooled[k]))
 		}
 	}
 	if pool.Len() > 0 {
-		fmt.Fprintf(&sb, "\nthe measured phase's attempts, every run of a workload and variant together (P50/P99 ms (attempts))\n%-46s %-14s %5s | %27s | %27s\n%s",
-			"workload", "variant", "runs", "measured sched p50/p99", "measured unsch p50/p99", pool.String())
+		fmt.Fprintf(&sb, "\nthe measured phase's attempts, every run of a workload and variant together (P50/P99 ms (attempts))\n%-46s %-14s %5s | %27s | %27s | %27s\n%s",
+			"workload", "variant", "runs", "measured sched p50/p99", "measured unsch p50/p99", "probe sched p50/p99/max", pool.String())
 	}
 	sb.WriteString("\nwhere the measured phase's scheduled attempts go (P50/P99/max ms, the attempt that bound each pod; segments_test.go)\n")
 	for _, r := range rows {
@@ -368,9 +368,11 @@ measured sched/unsch: the same histogram over the measured phase only (probe: it
       before the barrier was bound to when the last pod was bound; P50/P99 ms, attempts counted; "!" when that count is
       not the number of scheduling cycles the probe saw begin in the phase); "-" where the probe cannot tell the phases.
 every run together (SCHEDPERF_REPEAT > 1): the measured histograms of every run of a workload and variant summed, then
-      P50/P99: a run's P99 over 100 attempts is about its slowest one or two.
-where the scheduled attempts go: for each pod bound in the measured phase, its last attempt cut at the probe's calls:
-      cycle (PreFilter to Permit's return), handoff (to PreBind's return: binding goroutine, WaitOnPermit, PreBind), bind
+      P50/P99: a run's P99 over 100 attempts is about its slowest one or two; probe: the scheduled attempts as the probe
+      timed them (below), every run's together.
+where the scheduled attempts go: for each pod bound in the measured phase, its last attempt, PreFilter to PostBind, exactly
+      (the histogram's P99 is interpolated within a bucket as wide as 128 ms), cut at the probe's calls: cycle (PreFilter to
+      Permit's return), handoff (to PreBind's return: binding goroutine, WaitOnPermit, PreBind), bind
       (to PostBind: the Bind plugins, the API call included); the attempt histogram's mean less theirs is the time before
       PreFilter (the snapshot update).
 PostFilter: scheduler_framework_extension_point_duration_seconds{extension_point=PostFilter}, P50/P99 ms, measured phase
