@@ -481,11 +481,11 @@ func distinct(xs []string) []string {
 
 // draRefusal reports whether a FailedScheduling note is a refusal that
 // mentions a claim, such as DynamicResources' "cannot allocate all
-// claims". A note from fluence itself is not one: fluence turns a pod away
-// in PreFilter, before DynamicResources' Filter runs, and says why when it
-// waits for something the scheduler's informers have not delivered yet (a
-// claim template created just before the pods, a claim's devices not yet
-// seen released), its group keeping its place.
+// claims". fluence's own waits name a claim too and are not refusals: for
+// kube-scheduler's DRA manager to see a claim's devices released (its
+// group keeping its placement), and for a claim or claim template its
+// informers have not delivered yet (one created just before the pods).
 func draRefusal(note string) bool {
-	return strings.Contains(note, "claim") && !strings.Contains(note, "fluence: ")
+	return strings.Contains(note, "claim") && !strings.Contains(note, "fluence: waiting for the scheduler's") &&
+		!(strings.Contains(note, "fluence: pod group ") && strings.Contains(note, " waits for its pod "))
 }

@@ -61,7 +61,7 @@ func segmentLine(r *probeRun) string {
 	for _, s := range r.segments {
 		cyc, hand, bind = append(cyc, ms(s.cycle)), append(hand, ms(s.handoff)), append(bind, ms(s.bind))
 		whole = append(whole, ms(s.cycle+s.handoff+s.bind))
-		total += ms(s.cycle + s.handoff + s.bind)
+		total += whole[len(whole)-1]
 	}
 	show := func(v []float64) string {
 		st := summarize(v)
